@@ -1,0 +1,63 @@
+"""The ``paigow`` command: one composition root that dispatches to sub-commands.
+
+Each sub-command module exposes ``register(subparsers)``, which adds its parser and sets
+``func(args) -> int``. Bad input raises :class:`UsageError` (or a ``ValueError`` from the engine)
+and becomes one line on stderr with exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from pipeline import game_cli
+
+EXIT_USAGE = 2
+EXIT_INTERNAL = 1
+EXIT_INTERRUPTED = 130
+DEBUG_ENV = "PAIGOW_DEBUG"
+COMMANDS = (game_cli,)
+
+
+class UsageError(ValueError):
+    """Bad input from the command line; printed as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports errors as a single line."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="paigow", description="Pai Gow table monitor and game engine.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for module in COMMANDS:
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except ValueError as exc:  # TileError, WayError and UsageError are ValueErrors
+        print(f"paigow {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"paigow {args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug, not bad input: still one line unless debugging
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(
+            f"paigow {args.command}: internal error: {exc!r} (set {DEBUG_ENV}=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+if __name__ == "__main__":
+    sys.exit(main())
