@@ -1,0 +1,206 @@
+"""Domain-randomisation ranges: every random range the renderer draws from, in one place.
+
+Two sets ship: :data:`TRAINING` (what the detector and face reader learn from) and
+:data:`SHIFTED` (deliberately outside the training ranges: other felt colours, stronger tilt
+and glare, different lighting) to measure robustness. A YAML file can start from either and
+override any field::
+
+    base: training
+    camera: {tilt_deg: [0, 20]}
+    sensor: {jpeg_quality: [40, 90]}
+
+Ranges are ``(low, high)`` tuples sampled uniformly; colours are BGR tuples of 0..255.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Range = tuple[float, float]
+BGR = tuple[int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CameraRanges:
+    """Ceiling camera pose. Tilt is from vertical; azimuth is where the camera leans from."""
+
+    tilt_deg: Range = (0.0, 15.0)
+    azimuth_deg: Range = (0.0, 360.0)
+    roll_deg: Range = (-4.0, 4.0)
+    # image px per table mm at the aimed point; higher: bigger tiles, less of the rail visible
+    px_per_mm: Range = (1.0, 1.12)
+    distance_mm: Range = (2200.0, 3200.0)
+    target_jitter_mm: Range = (-40.0, 40.0)
+    principal_jitter_px: Range = (-24.0, 24.0)
+
+
+@dataclass(frozen=True, slots=True)
+class TableRanges:
+    """Felt, printed layout and surroundings."""
+
+    felt_bgr: tuple[BGR, ...] = ((40, 95, 20), (50, 110, 30), (35, 80, 25), (90, 60, 20))
+    felt_jitter: float = 14.0
+    print_bgr: tuple[BGR, ...] = ((120, 190, 215), (200, 210, 215), (90, 170, 200))
+    # relative amplitude of the low-frequency felt mottling; higher: blotchier felt
+    felt_texture: Range = (0.02, 0.07)
+    rail_bgr: tuple[BGR, ...] = ((25, 30, 45), (20, 22, 28), (30, 45, 70))
+    floor_bgr: tuple[BGR, ...] = ((20, 22, 35), (28, 28, 28))
+
+
+@dataclass(frozen=True, slots=True)
+class LightingRanges:
+    """Image-space lighting applied after the camera transform."""
+
+    gain: Range = (0.85, 1.15)
+    # relative brightness change from one side of the frame to the other
+    gradient: Range = (0.0, 0.25)
+    # relative darkening at the frame corners
+    vignette: Range = (0.0, 0.3)
+    # per-channel gain offset (colour temperature)
+    colour_cast: Range = (-0.05, 0.05)
+    glare_count: Range = (0.0, 2.0)
+    # grey levels added at a glare spot's centre
+    glare_strength: Range = (15.0, 60.0)
+    glare_radius_px: Range = (30.0, 110.0)
+
+
+@dataclass(frozen=True, slots=True)
+class SensorRanges:
+    """Noise, blur and compression."""
+
+    noise_sigma: Range = (1.0, 5.0)
+    motion_blur_prob: float = 0.15
+    motion_blur_px: Range = (2.0, 6.0)
+    jpeg_quality: Range = (60.0, 95.0)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRanges:
+    """Colours of tiles, dice and hands."""
+
+    tile_body_bgr: tuple[BGR, ...] = ((18, 18, 20), (26, 24, 24), (12, 14, 16))
+    tile_side_bgr: tuple[BGR, ...] = ((48, 48, 52), (60, 58, 58), (40, 42, 44))
+    red_pip_bgr: tuple[BGR, ...] = ((45, 40, 205), (60, 50, 220), (40, 30, 180))
+    white_pip_bgr: tuple[BGR, ...] = ((235, 238, 240), (215, 225, 230))
+    skin_bgr: tuple[BGR, ...] = (
+        (150, 180, 225),
+        (120, 155, 205),
+        (90, 125, 175),
+        (60, 90, 135),
+        (45, 65, 100),
+    )
+    sleeve_bgr: tuple[BGR, ...] = ((20, 20, 20), (235, 235, 235), (40, 30, 120), (90, 40, 30))
+
+
+@dataclass(frozen=True, slots=True)
+class ContentRanges:
+    """What a random still scene holds."""
+
+    hands: Range = (0.0, 3.0)
+    # probability that a hand is placed over a tile (to teach occlusion)
+    hand_over_tile_prob: float = 0.6
+    hand_angle_jitter_deg: Range = (-35.0, 35.0)
+    hand_height_mm: Range = (25.0, 110.0)
+    woodpile_stacks: Range = (0.0, 8.0)
+    chip_stacks_per_box: Range = (0.0, 3.0)
+    chips_per_stack: Range = (1.0, 12.0)
+    die_not_flat_prob: float = 0.1
+    loose_face_up_prob: float = 0.4
+
+
+@dataclass(frozen=True, slots=True)
+class DomainRandomisation:
+    """All random ranges of one randomisation set (``training`` or ``shifted``)."""
+
+    name: str = "training"
+    camera: CameraRanges = field(default_factory=CameraRanges)
+    table: TableRanges = field(default_factory=TableRanges)
+    lighting: LightingRanges = field(default_factory=LightingRanges)
+    sensor: SensorRanges = field(default_factory=SensorRanges)
+    objects: ObjectRanges = field(default_factory=ObjectRanges)
+    content: ContentRanges = field(default_factory=ContentRanges)
+
+
+TRAINING = DomainRandomisation()
+
+SHIFTED = DomainRandomisation(
+    name="shifted",
+    camera=CameraRanges(tilt_deg=(15.0, 25.0), roll_deg=(-8.0, 8.0), px_per_mm=(0.92, 1.2)),
+    table=TableRanges(
+        felt_bgr=((30, 30, 120), (70, 70, 70), (90, 40, 80), (20, 60, 110)),
+        print_bgr=((230, 230, 230), (60, 200, 230)),
+        felt_texture=(0.05, 0.12),
+    ),
+    lighting=LightingRanges(
+        gain=(0.65, 1.3),
+        gradient=(0.2, 0.45),
+        vignette=(0.25, 0.5),
+        colour_cast=(-0.12, 0.12),
+        glare_count=(2.0, 4.0),
+        glare_strength=(60.0, 120.0),
+        glare_radius_px=(60.0, 180.0),
+    ),
+    sensor=SensorRanges(noise_sigma=(4.0, 9.0), motion_blur_prob=0.3, jpeg_quality=(35.0, 70.0)),
+)
+
+RANDOMISATIONS: dict[str, DomainRandomisation] = {"training": TRAINING, "shifted": SHIFTED}
+
+
+class ConfigError(ValueError):
+    """An unknown key or a badly shaped value in a randomisation YAML."""
+
+
+def _convert(value: Any, current: Any, where: str) -> Any:
+    """Turn a YAML value into the type of ``current`` (tuples stay tuples, nested dataclasses)."""
+    if dataclasses.is_dataclass(current):
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"{where}: expected a mapping")
+        return override(current, value, where)
+    if isinstance(current, tuple):
+        if not isinstance(value, list | tuple):
+            raise ConfigError(f"{where}: expected a list")
+        if current and isinstance(current[0], tuple):
+            return tuple(tuple(v) for v in value)
+        return tuple(float(v) if isinstance(v, int | float) else v for v in value)
+    if isinstance(current, float):
+        return float(value)
+    return value
+
+
+def override(base: Any, changes: Mapping[str, Any], where: str = "randomisation") -> Any:
+    """Return a copy of the frozen dataclass ``base`` with ``changes`` applied (recursively).
+
+    Raises :class:`ConfigError` naming the key for unknown keys.
+
+    >>> override(TRAINING, {"camera": {"tilt_deg": [0, 20]}}).camera.tilt_deg
+    (0.0, 20.0)
+    """
+    names = {f.name for f in dataclasses.fields(base)}
+    updates = {}
+    for key, value in changes.items():
+        if key not in names:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(sorted(names))})")
+        updates[key] = _convert(value, getattr(base, key), f"{where}.{key}")
+    return dataclasses.replace(base, **updates)
+
+
+def load_randomisation(path: str | Path) -> DomainRandomisation:
+    """Load a YAML file: ``base: training|shifted`` plus overrides of any field."""
+    data = yaml.safe_load(Path(path).read_text()) or {}
+    base_name = data.pop("base", "training")
+    if base_name not in RANDOMISATIONS:
+        raise ConfigError(f"{path}: unknown base {base_name!r} (known: training, shifted)")
+    return override(RANDOMISATIONS[base_name], data, str(path))
+
+
+def randomisation(name_or_path: str | Path) -> DomainRandomisation:
+    """``"training"``, ``"shifted"`` or a path to a YAML file."""
+    if str(name_or_path) in RANDOMISATIONS:
+        return RANDOMISATIONS[str(name_or_path)]
+    return load_randomisation(name_or_path)

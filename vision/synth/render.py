@@ -1,0 +1,182 @@
+"""The renderer: scene -> 1080p BGR frame and per-object ground truth.
+
+>>> from vision.synth.scene import Scene, TileState
+>>> result = Renderer().render(Scene(tiles=(TileState(0, "6-6", True, (0.0, -100.0)),)))
+>>> result.image.shape, [o.face for o in result.objects]
+((1080, 1920, 3), ['6-6'])
+
+A :class:`Renderer` owns its caches (sprites, table backgrounds, noise pool) and a working
+canvas; use one per thread. Rendering is a pure function of the scene: the same scene gives a
+byte-identical image and identical truth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.synth.background import render_background
+from vision.synth.camera import Camera, Canvas
+from vision.synth.compose import NO_LABEL, CanvasDrawer
+from vision.synth.effects import NoisePool, apply_effects
+from vision.synth.objects import (
+    Drawn,
+    SpriteBank,
+    draw_chips,
+    draw_chung,
+    draw_die,
+    draw_hand,
+    draw_tile,
+)
+from vision.synth.scene import (
+    ChipStack,
+    DieState,
+    HandState,
+    ObjectTruth,
+    Scene,
+    TableLook,
+    TileState,
+)
+from vision.synth.settings import DEFAULT_SETTINGS, RenderSettings
+from vision.synth.table import TableLayout, default_layout, zone_at
+
+_CHUNG_LABEL = 0
+
+
+@dataclass(frozen=True)
+class RenderResult:
+    """A rendered frame: ``image (H, W, 3)`` uint8 BGR, truth per visible object, the camera."""
+
+    image: np.ndarray
+    objects: tuple[ObjectTruth, ...]
+    camera: Camera
+    chung_box: int
+
+
+class Renderer:
+    """Renders :class:`~vision.synth.scene.Scene` objects (see module docstring)."""
+
+    def __init__(
+        self, settings: RenderSettings = DEFAULT_SETTINGS, layout: TableLayout | None = None
+    ):
+        self.settings = settings
+        self.layout = layout or default_layout()
+        self.canvas = Canvas.from_settings(settings)
+        self.bank = SpriteBank(settings)
+        self._backgrounds: dict[TableLook, np.ndarray] = {}
+        self._pool: NoisePool | None = None
+        self._work: np.ndarray | None = None
+        self._work_look: TableLook | None = None
+        self._labels = np.full(self.canvas.size_wh[::-1], NO_LABEL, np.int16)
+        self._dirty: list[tuple[int, int, int, int]] = []
+
+    def background(self, look: TableLook) -> np.ndarray:
+        """The empty table canvas for ``look`` (cached; a few looks are kept)."""
+        if look not in self._backgrounds:
+            if len(self._backgrounds) >= 4:
+                self._backgrounds.pop(next(iter(self._backgrounds)))
+            self._backgrounds[look] = render_background(
+                look, self.layout, self.canvas, self.settings
+            )
+        return self._backgrounds[look]
+
+    def _reset_canvas(self, look: TableLook) -> np.ndarray:
+        background = self.background(look)
+        if self._work is None or self._work_look != look:
+            self._work = background.copy()
+            self._labels.fill(NO_LABEL)
+        else:
+            for x0, y0, x1, y1 in self._dirty:
+                self._work[y0:y1, x0:x1] = background[y0:y1, x0:x1]
+                self._labels[y0:y1, x0:x1] = NO_LABEL
+        self._work_look = look
+        return self._work
+
+    def _draw_all(self, scene: Scene, drawer: CanvasDrawer) -> list[Drawn]:
+        chung_xy = self.layout.box(scene.chung_box).to_table(
+            np.array(self.layout.geometry.chung_spot_mm)
+        )[0]
+        draw_chung(drawer, self.bank, tuple(chung_xy), _CHUNG_LABEL)
+        drawn: list[Drawn] = []
+        label = _CHUNG_LABEL + 1
+        for tile in sorted(scene.tiles, key=lambda t: t.level):
+            drawn.append(draw_tile(drawer, self.bank, tile, scene.tile_look, label))
+            label += 1
+        for stack in scene.chips:
+            drawn.append(draw_chips(drawer, self.bank, stack, label))
+            label += 1
+        for die in scene.dice:
+            drawn.append(draw_die(drawer, self.bank, die, label))
+            label += 1
+        for hand in sorted(scene.hands, key=lambda h: h.height_mm):
+            drawn.append(draw_hand(drawer, self.bank, hand, scene.light_dir, label))
+            label += 1
+        return drawn
+
+    def render(self, scene: Scene) -> RenderResult:
+        """Render one frame of ``scene``."""
+        camera = Camera.from_params(scene.camera)
+        work = self._reset_canvas(scene.table)
+        drawer = CanvasDrawer(work, self._labels, self.canvas, camera, self.settings.mask_alpha)
+        drawn = self._draw_all(scene, drawer)
+        self._dirty = drawer.dirty
+        h_img = self.canvas.image_from_canvas(camera)
+        w, h = scene.camera.resolution_wh
+        floor = tuple(int(c) for c in scene.table.floor_bgr)
+        image = cv2.warpPerspective(work, h_img, (w, h), flags=cv2.INTER_LINEAR, borderValue=floor)
+        if self._pool is None:
+            self._pool = NoisePool(self.settings)
+        image = apply_effects(image, scene.effects, self.settings, self._pool)
+        zones = zone_at(self.layout, np.array([d.source.xy_mm for d in drawn]).reshape(-1, 2))
+        truths = [self._truth(d, z, drawer, (w, h)) for d, z in zip(drawn, zones, strict=True)]
+        return RenderResult(
+            image, tuple(t for t in truths if t is not None), camera, scene.chung_box
+        )
+
+    def _truth(
+        self, d: Drawn, zone: str, drawer: CanvasDrawer, size_wh: tuple[int, int]
+    ) -> ObjectTruth | None:
+        inside = _in_frame_fraction(d.extent_px, size_wh)
+        if inside <= 0 or d.pixels is None:
+            return None
+        w, h = size_wh
+        lo = np.clip(d.extent_px.min(axis=0), 0, (w, h))
+        hi = np.clip(d.extent_px.max(axis=0), 0, (w, h))
+        obb = _obb(d.obb_px) if isinstance(d.source, ChipStack | HandState) else d.obb_px
+        visibility = drawer.visibility(d.pixels, d.label) * inside
+        base = dict(
+            obj_id=d.source.obj_id,
+            xyxy=tuple(float(v) for v in (*lo, *hi)),
+            obb_px=tuple((float(x), float(y)) for x, y in obb),
+            visibility=float(min(1.0, max(0.0, visibility))),
+            zone=zone,
+        )
+        match d.source:
+            case TileState(face=face, face_up=up, level=level):
+                return ObjectTruth(kind="tile", face=face, face_up=up, level=level, **base)
+            case ChipStack(denominations=denoms):
+                return ObjectTruth(kind="chip", chips=len(denoms), **base)
+            case DieState(value=value, flat=flat):
+                return ObjectTruth(kind="die", die_value=value, die_flat=flat, **base)
+            case HandState():
+                return ObjectTruth(kind="hand", **base)
+        return None
+
+
+def _obb(points_px: np.ndarray) -> np.ndarray:
+    """Minimum-area rectangle ``(4, 2)`` around points ``(N, 2)``."""
+    return cv2.boxPoints(cv2.minAreaRect(points_px.astype(np.float32))).astype(np.float64)
+
+
+def _in_frame_fraction(points_px: np.ndarray, size_wh: tuple[int, int]) -> float:
+    """Share of the convex hull of ``points_px`` that lies inside the image."""
+    hull = cv2.convexHull(points_px.astype(np.float32))
+    area = cv2.contourArea(hull)
+    if area <= 0:
+        return 0.0
+    w, h = size_wh
+    frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
+    inter, _ = cv2.intersectConvexConvex(hull, frame)
+    return float(min(1.0, inter / area))

@@ -1,0 +1,149 @@
+"""Random appearance (camera, felt, lighting, sensor) drawn from a domain-randomisation set.
+
+:func:`sample_look` returns the concrete, non-random parts of a :class:`Scene` for a
+:class:`~vision.synth.config.DomainRandomisation`; the scenario engine can keep them fixed for a
+whole clip and vary only ``effects.noise_seed`` per frame. Still-scene content is in
+:mod:`vision.synth.stills_content`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.synth.camera import CameraParams
+from vision.synth.config import DomainRandomisation, Range
+from vision.synth.scene import BGR, Effects, Glare, HandState, TableLook, TileLook
+
+_SEED_MAX = 2**31 - 1
+# the aimed point: roughly the middle of the table top (dealer edge -420 mm, rail +480 mm)
+TABLE_CENTRE_MM = (0.0, 30.0)
+LIGHT_RUN: Range = (0.3, 1.0)
+
+
+@dataclass(frozen=True, slots=True)
+class Look:
+    """The appearance parts of a scene."""
+
+    camera: CameraParams
+    table: TableLook
+    tile_look: TileLook
+    effects: Effects
+    light_dir: tuple[float, float]
+
+
+def uniform(rng: np.random.Generator, r: Range) -> float:
+    return float(rng.uniform(r[0], r[1]))
+
+
+def choice(rng: np.random.Generator, options: tuple):
+    return options[int(rng.integers(len(options)))]
+
+
+def _jitter(rng: np.random.Generator, bgr: BGR, amount: float) -> BGR:
+    return tuple(int(np.clip(c + rng.uniform(-amount, amount), 0, 255)) for c in bgr)  # type: ignore[return-value]
+
+
+def sample_camera(rng: np.random.Generator, dr: DomainRandomisation) -> CameraParams:
+    c = dr.camera
+    target = tuple(v + uniform(rng, c.target_jitter_mm) for v in TABLE_CENTRE_MM)
+    return CameraParams(
+        target_mm=target,  # type: ignore[arg-type]
+        tilt_deg=uniform(rng, c.tilt_deg),
+        azimuth_deg=uniform(rng, c.azimuth_deg),
+        roll_deg=uniform(rng, c.roll_deg),
+        px_per_mm=uniform(rng, c.px_per_mm),
+        distance_mm=uniform(rng, c.distance_mm),
+        principal_offset_px=(
+            uniform(rng, c.principal_jitter_px),
+            uniform(rng, c.principal_jitter_px),
+        ),
+    )
+
+
+def sample_table(rng: np.random.Generator, dr: DomainRandomisation) -> TableLook:
+    t = dr.table
+    return TableLook(
+        felt_bgr=_jitter(rng, choice(rng, t.felt_bgr), t.felt_jitter),
+        print_bgr=choice(rng, t.print_bgr),
+        rail_bgr=choice(rng, t.rail_bgr),
+        floor_bgr=choice(rng, t.floor_bgr),
+        felt_texture=round(uniform(rng, t.felt_texture), 3),
+        texture_seed=int(rng.integers(_SEED_MAX)),
+    )
+
+
+def sample_tile_look(rng: np.random.Generator, dr: DomainRandomisation) -> TileLook:
+    o = dr.objects
+    return TileLook(
+        body_bgr=choice(rng, o.tile_body_bgr),
+        side_bgr=choice(rng, o.tile_side_bgr),
+        red_bgr=choice(rng, o.red_pip_bgr),
+        white_bgr=choice(rng, o.white_pip_bgr),
+    )
+
+
+def sample_effects(
+    rng: np.random.Generator, dr: DomainRandomisation, size_wh: tuple[int, int]
+) -> Effects:
+    light, sensor = dr.lighting, dr.sensor
+    n_glare = round(uniform(rng, light.glare_count))
+    glares = tuple(
+        Glare(
+            (uniform(rng, (0, size_wh[0])), uniform(rng, (0, size_wh[1]))),
+            uniform(rng, light.glare_radius_px),
+            uniform(rng, light.glare_strength),
+        )
+        for _ in range(n_glare)
+    )
+    blur = uniform(rng, sensor.motion_blur_px) if rng.random() < sensor.motion_blur_prob else 0.0
+    return Effects(
+        gain=uniform(rng, light.gain),
+        gradient=uniform(rng, light.gradient),
+        gradient_angle_deg=uniform(rng, (0.0, 360.0)),
+        vignette=uniform(rng, light.vignette),
+        colour_cast=tuple(uniform(rng, light.colour_cast) for _ in range(3)),  # type: ignore[arg-type]
+        glares=glares,
+        noise_sigma=uniform(rng, sensor.noise_sigma),
+        motion_blur_px=blur,
+        motion_blur_angle_deg=uniform(rng, (0.0, 180.0)),
+        jpeg_quality=int(uniform(rng, sensor.jpeg_quality)),
+        noise_seed=int(rng.integers(_SEED_MAX)),
+    )
+
+
+def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
+    """Camera, table, tile colours, effects and light direction for one scene."""
+    camera = sample_camera(rng, dr)
+    angle = uniform(rng, (0.0, 2 * math.pi))
+    run = uniform(rng, LIGHT_RUN)
+    return Look(
+        camera=camera,
+        table=sample_table(rng, dr),
+        tile_look=sample_tile_look(rng, dr),
+        effects=sample_effects(rng, dr, camera.resolution_wh),
+        light_dir=(run * math.cos(angle), run * math.sin(angle)),
+    )
+
+
+def sample_hand(
+    rng: np.random.Generator,
+    dr: DomainRandomisation,
+    obj_id: int,
+    xy_mm: tuple[float, float],
+    from_dealer: bool,
+) -> HandState:
+    """A hand reaching to ``xy_mm`` from the dealer's side or from the players' side."""
+    base = 0.0 if from_dealer else 180.0
+    return HandState(
+        obj_id=obj_id,
+        xy_mm=xy_mm,
+        angle_deg=base + uniform(rng, dr.content.hand_angle_jitter_deg),
+        height_mm=uniform(rng, dr.content.hand_height_mm),
+        left=bool(rng.random() < 0.5),
+        skin_bgr=choice(rng, dr.objects.skin_bgr),
+        sleeve_bgr=choice(rng, dr.objects.sleeve_bgr),
+        pose=round(uniform(rng, (0.0, 1.0)), 1),
+    )

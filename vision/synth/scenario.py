@@ -1,0 +1,601 @@
+"""Script a planned round as motion on the table, with ground-truth events and irregularities.
+
+The round runs: tiles face up from the last round, turned over and washed by the dealer's hands;
+stacked into the woodpile; wagers; "no more bets"; dice; delivery of the groups counter-clockwise
+from the first box; unused hands collected; hands set as two pairs; the bank's hand exposed in
+front of the float tray; each box exposed counter-clockwise from the chung; settlement.
+Times are frames at ``ScenarioTiming.fps``; every duration is a named ``_s`` field.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vision.synth.director import Director, Key
+from vision.synth.round_plan import CAMERA_VARIANTS, RoundPlan
+from vision.synth.scene import Scene
+from vision.synth.table import TableLayout
+
+HAND_OFFSET_MM = 55.0  # palm centre behind an object it pushes, mm
+DEALER_REST_Y_MM = -700.0
+PLAYER_REST_OUT_MM = 420.0
+WORK_SPREAD_MM = (300.0, 60.0)  # half extents of the wash, mm
+STACK_PITCH_MM = 29.0
+PAIR_X_MM = (-58.0, -31.0, 31.0, 58.0)  # box-local x of a set hand: high pair, low pair
+STACK_LOCAL_MM = (0.0, -28.0)
+BANK_EXPOSE_XY_MM = (0.0, -165.0)
+COLLECT_XY_MM = (250.0, -112.0)
+TRAY_XY_MM = (0.0, -372.0)
+CHIP_LOCAL_MM = (-40.0, 45.0)
+EXTRA_CHIP_LOCAL_MM = (10.0, 55.0)
+
+
+@dataclass(frozen=True)
+class ScenarioTiming:
+    """Durations in seconds (frames = seconds x fps)."""
+
+    fps: int = 25
+    face_up_s: float = 0.8
+    turn_over_s: float = 0.6
+    wash_s: float = 3.2
+    wash_step_s: float = 0.4
+    stack_s: float = 2.6
+    tile_glide_s: float = 0.3
+    wagers_s: float = 1.2
+    dice_s: float = 1.4
+    reshake_s: float = 0.8
+    group_s: float = 0.55
+    collect_s: float = 0.8
+    setting_s: float = 1.4
+    expose_bank_s: float = 1.2
+    expose_box_s: float = 0.45
+    settle_s: float = 1.4
+    tail_s: float = 0.6
+    injection_hold_s: float = 1.2
+    blind_s: float = 2.0
+    weak_wash_jitter_mm: float = 6.0
+
+
+@dataclass
+class Scripted:
+    """The scripted round: motion, the frame count, events and irregularities (ground truth)."""
+
+    plan: RoundPlan
+    director: Director
+    fps: int
+    n_frames: int = 0
+    events: list[dict] = field(default_factory=list)
+    irregularities: list[dict] = field(default_factory=list)
+    blind: list[tuple[int, int, str]] = field(default_factory=list)  # start, end, variant
+
+
+class _Script:
+    def __init__(self, plan: RoundPlan, base: Scene, layout: TableLayout, timing: ScenarioTiming):
+        self.plan, self.layout, self.tm = plan, layout, timing
+        self.rng = np.random.default_rng(plan.seed + 7_919)
+        self.d = Director(base)
+        self.out = Scripted(plan, self.d, timing.fps)
+        self.t = 0
+
+    # --- helpers ---
+    def f(self, seconds: float) -> int:
+        return max(1, round(seconds * self.tm.fps))
+
+    def event(self, kind: str, frame: int, **data) -> None:
+        self.out.events.append(
+            {"type": kind, "frame": frame, "time_s": frame / self.tm.fps, **data}
+        )
+
+    def irregular(self, kind: str, start: int, end: int, box: int | None, **detail) -> None:
+        self.out.irregularities.append(
+            {
+                "kind": kind,
+                "box": box,
+                "start_frame": start,
+                "end_frame": end,
+                "start_s": start / self.tm.fps,
+                "end_s": end / self.tm.fps,
+                "detail": detail,
+            }
+        )
+
+    def box_xy(self, box: int, local: tuple[float, float]) -> tuple[float, float]:
+        xy = self.layout.box(box).to_table(np.array([local]))[0]
+        return float(xy[0]), float(xy[1])
+
+    def box_angle(self, box: int) -> float:
+        return self.layout.box(box).angle_deg
+
+    def tile_xy(self, tid: int) -> tuple[float, float]:
+        return self.d.tiles[tid].last().xy_mm
+
+    def carry(self, hand: int, start: int, end: int, src, dst=None) -> None:
+        """A dealer hand is at ``src`` at ``start`` and at ``dst`` at ``end`` (pushing)."""
+        dst = dst or src
+        self.d.key(self.d.hands, hand, Key(start, (src[0], src[1] - HAND_OFFSET_MM)))
+        self.d.key(self.d.hands, hand, Key(end, (dst[0], dst[1] - HAND_OFFSET_MM)))
+
+    def rest(self, hand: int, frame: int, x_mm: float) -> None:
+        """The dealer hand withdraws beyond the dealer's edge by ``frame``, then is gone."""
+        self.d.key(self.d.hands, hand, Key(frame, (x_mm, DEALER_REST_Y_MM)))
+        self.d.key(self.d.hands, hand, Key(frame + 1, (x_mm, DEALER_REST_Y_MM), present=False))
+
+    def enter(self, hand: int, frame: int, x_mm: float) -> None:
+        """The dealer hand appears beyond the dealer's edge at ``frame``."""
+        self.d.key(self.d.hands, hand, Key(frame, (x_mm, DEALER_REST_Y_MM), glide=False))
+
+    def player_reach(self, hand: int, box: int, start: int, end: int, local) -> None:
+        """A player's hand comes in over the rail of ``box`` to ``local`` and goes back."""
+        angle = self.box_angle(box) + 180.0
+        out = self.box_xy(box, (local[0], local[1] + PLAYER_REST_OUT_MM))
+        at = self.box_xy(box, (local[0], local[1] + HAND_OFFSET_MM))
+        lead = self.f(self.tm.tile_glide_s)
+        self.d.key(self.d.hands, hand, Key(max(0, start - lead), out, angle, glide=False))
+        self.d.key(self.d.hands, hand, Key(start, at, angle))
+        self.d.key(self.d.hands, hand, Key(end, at, angle))
+        self.d.key(self.d.hands, hand, Key(end + lead, out, angle))
+        self.d.key(self.d.hands, hand, Key(end + lead + 1, out, angle, present=False))
+
+    def move_tile(self, tid: int, start: int, end: int, xy, angle: float, **change) -> None:
+        self.d.move(self.d.tiles, tid, start, end, xy_mm=xy, angle_deg=angle, **change)
+
+    # --- phases ---
+    def start(self) -> None:
+        """Tiles lie face up from the last round, then are turned over one by one."""
+        cx, cy = self.layout.geometry.work_area_mm[:2]
+        for tid, face in enumerate(self.plan.faces):
+            self.d.faces[tid] = face
+            xy = (
+                cx + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[0],
+                cy + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[1],
+            )
+            self.d.key(self.d.tiles, tid, Key(0, xy, float(self.rng.uniform(0, 360)), face_up=True))
+        self.t = self.f(self.tm.face_up_s)
+        turn = self.f(self.tm.turn_over_s)
+        for tid in range(32):
+            self.d.set(self.d.tiles, tid, self.t + (tid * turn) // 32, face_up=False)
+        self.t += turn
+
+    def wash(self) -> None:
+        """The dealer's hands move the face-down tiles about; a weak wash barely moves them."""
+        weak = "tile_tracking_risk" in self.plan.injections
+        start, end, step = self.t, self.t + self.f(self.tm.wash_s), self.f(self.tm.wash_step_s)
+        cx, cy = self.layout.geometry.work_area_mm[:2]
+        for hand, side in ((900, -1), (901, 1)):
+            self.enter(hand, max(0, start - step), cx + side * 200)
+            for k, frame in enumerate(range(start, end + 1, step)):
+                a = 2 * np.pi * k / 6 + (0 if side < 0 else np.pi)
+                xy = (cx + side * 120 + 110 * np.cos(a), cy - 20 + 45 * np.sin(a))
+                self.d.key(self.d.hands, hand, Key(frame, xy, float(side * 15)))
+            self.rest(hand, end + step, cx + side * 200)
+        for tid in range(32):
+            for frame in range(start + int(self.rng.integers(0, step)), end - step, step):
+                x, y = self.tile_xy(tid)
+                if weak:
+                    j = self.tm.weak_wash_jitter_mm
+                    nxt = (x + self.rng.uniform(-j, j), y + self.rng.uniform(-j, j))
+                else:
+                    nxt = (
+                        cx + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[0],
+                        cy + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[1],
+                    )
+                ang = self.d.tiles[tid].last().angle_deg + self.rng.uniform(-40, 40) * (not weak)
+                self.move_tile(tid, frame, frame + step - 1, nxt, float(ang))
+        self.event("wash_started", start)
+        self.event("wash_ended", end, weak=weak)
+        if weak:
+            self.irregular("tile_tracking_risk", start, end, None, known_tiles=32)
+        self.t = end + step
+
+    def stack_xy(self, stack: int) -> tuple[float, float]:
+        cx, cy = self.layout.geometry.woodpile_mm[:2]
+        return cx + (stack - 3.5) * STACK_PITCH_MM, cy
+
+    def woodpile(self) -> None:
+        """Stacks of 4 pushed to the woodpile; an injection leaves tiles face up for a while."""
+        inj = next(
+            (
+                k
+                for k in ("laja_exposure_excess", "exposed_during_stacking")
+                if k in self.plan.injections
+            ),
+            None,
+        )
+        exposed = {"exposed_during_stacking": 1, "laja_exposure_excess": 3}.get(inj or "", 0)
+        shown = set(self.rng.choice(32, exposed, replace=False).tolist()) if exposed else set()
+        glide = self.f(self.tm.tile_glide_s)
+        per = self.f(self.tm.stack_s) // 8
+        for hand in (900, 901):
+            self.enter(hand, self.t, 0.0)
+        for stack in range(8):
+            start, hand = self.t + glide + stack * per, 900 + stack % 2
+            ids = range(4 * stack, 4 * stack + 4)
+            src = tuple(np.mean([self.tile_xy(t) for t in ids], axis=0))
+            for tid in ids:
+                self.move_tile(
+                    tid,
+                    start,
+                    start + glide,
+                    self.stack_xy(stack),
+                    0.0,
+                    level=tid % 4,
+                    face_up=tid in shown,
+                )
+            self.carry(hand, start, start + glide, src, self.stack_xy(stack))
+        end = self.t + glide + 8 * per + glide
+        for hand in (900, 901):
+            self.rest(hand, end, 0.0)
+        if shown:
+            first = self.t + glide + min(t // 4 for t in shown) * per + glide
+            hold = end + self.f(self.tm.injection_hold_s)
+            self.enter(900, hold - 2 * glide, 0.0)
+            for tid in sorted(shown):  # the laja: the exposed tiles are turned back
+                self.d.set(self.d.tiles, tid, hold, face_up=False)
+            self.carry(900, hold - glide, hold, self.tile_xy(min(shown)))
+            self.rest(900, hold + glide, 0.0)
+            self.irregular(
+                inj,
+                first,
+                hold,
+                None,
+                tiles=sorted(int(t) for t in shown),
+                faces=[self.plan.faces[t] for t in sorted(shown)],
+            )
+            end = hold + glide
+        self.event("woodpile_built", end)
+        self.t = end + glide
+
+    def wagers(self) -> None:
+        """Players put chips in their boxes; then "no more bets"."""
+        glide = self.f(self.tm.tile_glide_s)
+        per = self.f(self.tm.wagers_s) // max(1, len(self.plan.occupied))
+        for k, box in enumerate(self.plan.occupied):
+            start = self.t + k * per
+            cid = 100 + box
+            self.d.chip_denoms[cid] = self.plan.wagers[box]
+            xy = self.box_xy(box, CHIP_LOCAL_MM)
+            self.d.key(self.d.chips, cid, Key(start + glide, xy, float(self.rng.uniform(0, 360))))
+            self.player_reach(910 + box, box, start + glide, start + 2 * glide, CHIP_LOCAL_MM)
+            self.event("wager_placed", start + glide, box=box, chips=len(self.plan.wagers[box]))
+        self.t += self.f(self.tm.wagers_s) + 2 * glide
+        self.event("no_more_bets", self.t)
+        self.no_more_bets = self.t
+
+    def late_wager(self) -> None:
+        """Past posting: chips added to a box after "no more bets"."""
+        box = int(self.rng.choice(self.plan.occupied))
+        glide = self.f(self.tm.tile_glide_s)
+        cid = 200 + box
+        self.d.chip_denoms[cid] = ("black", "black", "purple")
+        start = self.t + glide
+        self.d.key(self.d.chips, cid, Key(start + glide, self.box_xy(box, EXTRA_CHIP_LOCAL_MM)))
+        self.player_reach(920 + box, box, start + glide, start + 2 * glide, EXTRA_CHIP_LOCAL_MM)
+        self.irregular(
+            "wager_after_no_more_bets",
+            start + glide,
+            start + glide + self.f(self.tm.injection_hold_s),
+            box,
+            added_chips=3,
+        )
+        self.t = start + 3 * glide
+
+    def throw(self, values, start: int, flat_die: int | None) -> None:
+        cx, cy = self.layout.geometry.dice_area_mm
+        for k, v in enumerate(values):
+            did = 300 + k
+            xy = (cx + 22 * np.cos(2.1 * k + 0.4), cy + 22 * np.sin(2.1 * k + 0.4))
+            self.d.key(self.d.dice, did, Key(start, xy, float(self.rng.uniform(0, 90))))
+            self.d.die_value(did, start, int(v), flat=flat_die != k)
+
+    def dice(self) -> None:
+        """The cup is lifted: three dice; a die not flat is re-shaken."""
+        glide = self.f(self.tm.tile_glide_s)
+        cx, cy = self.layout.geometry.dice_area_mm
+        start = self.t + glide
+        self.enter(902, self.t, cx)
+        self.carry(902, start, start + glide, (cx, cy))
+        self.rest(902, start + 2 * glide, cx)
+        if self.plan.dice_first_throw:
+            self.throw(self.plan.dice_first_throw, start + glide, flat_die=1)
+            reshake = start + glide + self.f(self.tm.reshake_s)
+            for did in range(300, 303):
+                self.d.set(self.d.dice, did, reshake, present=False)
+            self.irregular(
+                "dice_not_flat",
+                start + glide,
+                reshake,
+                None,
+                dice=list(self.plan.dice_first_throw),
+                die_index=1,
+            )
+            start = reshake + glide
+        self.throw(self.plan.dice, start + glide, flat_die=None)
+        self.event(
+            "dice_read",
+            start + glide,
+            dice=list(self.plan.dice),
+            total=sum(self.plan.dice),
+            first_box=self.plan.first_box,
+        )
+        self.t = start + glide + self.f(self.tm.dice_s)
+        for did in range(300, 303):
+            self.d.set(self.d.dice, did, self.t, present=False)
+
+    def deliver(self) -> None:
+        """Each group of the woodpile goes to its box and is spread as a row of four."""
+        glide, per = self.f(self.tm.tile_glide_s), self.f(self.tm.group_s)
+        self.enter(902, self.t, 0.0)
+        arrivals = []
+        for g in self.plan.groups:
+            start = self.t + glide + g.order_index * per
+            dst = self.box_xy(g.box, STACK_LOCAL_MM)
+            self.carry(902, start, start + glide, self.tile_xy(g.tile_ids[0]), dst)
+            for level, tid in enumerate(g.tile_ids):
+                self.move_tile(tid, start, start + glide, dst, self.box_angle(g.box), level=level)
+            arrivals.append(start + glide)
+            self.event(
+                "group_delivered",
+                start + glide,
+                box=g.box,
+                order_index=g.order_index,
+                tile_count=len(g.tile_ids),
+                tile_ids=list(g.tile_ids),
+            )
+        end = arrivals[-1] + glide
+        self.rest(902, end, 0.0)
+        for g in self.plan.groups:  # spread each group into a row
+            n = len(g.tile_ids)
+            for k, tid in enumerate(g.tile_ids):
+                local = (STACK_LOCAL_MM[0] + (k - (n - 1) / 2) * STACK_PITCH_MM, STACK_LOCAL_MM[1])
+                self.move_tile(
+                    tid, end, end + glide, self.box_xy(g.box, local), self.box_angle(g.box), level=0
+                )
+        if "incorrect_delivery" in self.plan.injections:
+            self._delivery_irregularity(arrivals, end + glide)
+        self.event(
+            "delivery_done",
+            end + glide,
+            expected_order=list(self.plan.expected_order),
+            first_box=self.plan.first_box,
+        )
+        self.t = end + 2 * glide
+
+    def _delivery_irregularity(self, arrivals: list[int], end: int) -> None:
+        p = self.plan
+        actual = [g.box for g in p.groups]
+        if p.variant == "wrong_first_box":
+            k, box = 0, actual[0]
+        elif p.variant == "skipped_box":
+            k = next(
+                i for i, (a, e) in enumerate(zip(actual, p.expected_order, strict=True)) if a != e
+            )
+            box = p.expected_order[k]
+        else:
+            k = next(i for i, g in enumerate(p.groups) if len(g.tile_ids) != 4)
+            box = p.groups[k].box
+        self.irregular(
+            "incorrect_delivery",
+            arrivals[k],
+            end,
+            box,
+            variant=p.variant,
+            expected_first=p.first_box,
+            actual_order=actual,
+        )
+
+    def expose_tiles(self, count: int) -> None:
+        """The dealer turns over ``count`` tiles of a delivered, unset hand, then back."""
+        box = int(self.rng.choice(self.plan.occupied))
+        ids = [int(t) for t in self.rng.choice(self.plan.box_tiles(box), count, replace=False)]
+        glide, hold = self.f(self.tm.tile_glide_s), self.f(self.tm.injection_hold_s)
+        start = self.t + glide
+        self.enter(902, self.t, 0.0)
+        self.carry(902, start, start + glide, self.tile_xy(ids[0]))
+        for tid in ids:
+            self.d.set(self.d.tiles, tid, start + glide, face_up=True)
+            self.d.set(self.d.tiles, tid, start + glide + hold, face_up=False)
+        self.carry(902, start + hold, start + glide + hold, self.tile_xy(ids[0]))
+        self.rest(902, start + hold + 2 * glide, 0.0)
+        kind = "single_tile_exposed" if count == 1 else "hand_exposed_by_dealer"
+        self.irregular(
+            kind,
+            start + glide,
+            start + glide + hold,
+            box,
+            tiles=ids,
+            faces=[self.plan.faces[t] for t in ids],
+        )
+        self.t = start + hold + 3 * glide
+
+    def collect(self) -> None:
+        """Hands of boxes without wagers go back to the dealer's work area."""
+        glide = self.f(self.tm.tile_glide_s)
+        unused = [
+            b for b in range(1, 9) if b != self.plan.chung_box and b not in self.plan.occupied
+        ]
+        if not unused:
+            return
+        self.enter(901, self.t, 200.0)
+        for k, box in enumerate(unused):
+            start = self.t + glide + k * 2 * glide
+            dst = (COLLECT_XY_MM[0] - k * STACK_PITCH_MM, COLLECT_XY_MM[1])
+            ids = self.plan.box_tiles(box)
+            self.carry(901, start, start + glide, self.tile_xy(ids[0]), dst)
+            for level, tid in enumerate(ids):
+                self.move_tile(tid, start, start + glide, dst, 0.0, level=level)
+            self.event("hand_collected", start + glide, box=box, tile_ids=list(ids))
+        self.t += glide + len(unused) * 2 * glide
+        self.rest(901, self.t, 200.0)
+        self.t += glide
+
+    def set_hands(self) -> None:
+        """Players set their hands as two pairs: high pair left, low pair right (box-local)."""
+        glide = self.f(self.tm.tile_glide_s)
+        per = self.f(self.tm.setting_s) // max(1, len(self.plan.occupied))
+        for k, box in enumerate(self.plan.occupied):
+            if box not in self.plan.settings:
+                continue
+            start = self.t + k * per
+            high, low = self.plan.settings[box]
+            for tid, x in zip((*high, *low), PAIR_X_MM, strict=True):
+                self.move_tile(
+                    tid,
+                    start,
+                    start + glide,
+                    self.box_xy(box, (x, STACK_LOCAL_MM[1])),
+                    self.box_angle(box),
+                )
+            self.player_reach(930 + box, box, start, start + glide, STACK_LOCAL_MM)
+            self.event("hand_set", start + glide, box=box, high=list(high), low=list(low))
+        self.t += self.f(self.tm.setting_s) + glide
+
+    def mix_hands(self) -> None:
+        """Tiles of two neighbouring hands are pushed together, then separated again."""
+        boxes = [b for b in self.plan.occupied if b in self.plan.settings]
+        pairs = [(a, b) for a, b in itertools.pairwise(boxes) if b == a + 1]
+        a, b = pairs[int(self.rng.integers(len(pairs)))] if pairs else (boxes[0], boxes[1])
+        glide, hold = self.f(self.tm.tile_glide_s), self.f(self.tm.injection_hold_s)
+        start = self.t + glide
+        ids_a, ids_b = self.plan.box_tiles(a), self.plan.box_tiles(b)
+        home = {t: (self.tile_xy(t), self.d.tiles[t].last().angle_deg) for t in ids_a}
+        self.enter(902, self.t, 0.0)
+        self.carry(902, start, start + glide, self.tile_xy(ids_a[0]), self.tile_xy(ids_b[0]))
+        for k, tid in enumerate(ids_a):
+            x = PAIR_X_MM[k] + STACK_PITCH_MM / 2
+            self.move_tile(
+                tid,
+                start,
+                start + glide,
+                self.box_xy(b, (x, STACK_LOCAL_MM[1] + 12 * (-1) ** k)),
+                self.box_angle(b) + float(self.rng.uniform(-20, 20)),
+            )
+        back = start + glide + hold
+        self.carry(902, back, back + glide, self.tile_xy(ids_b[0]), home[ids_a[0]][0])
+        for tid in ids_a:
+            self.move_tile(tid, back, back + glide, home[tid][0], home[tid][1])
+        self.rest(902, back + 2 * glide, 0.0)
+        self.irregular(
+            "hands_mixed",
+            start + glide,
+            back,
+            a,
+            other_box=b,
+            tiles=[*map(int, ids_a), *map(int, ids_b)],
+        )
+        self.t = back + 3 * glide
+
+    def expose(self) -> None:
+        """The bank's hand is exposed, then every box counter-clockwise from the chung."""
+        p, glide = self.plan, self.f(self.tm.tile_glide_s)
+        bank = p.chung_box
+        if bank in p.settings:
+            high, low = p.settings[bank]
+            start = self.t + glide
+            self.enter(902, self.t, 0.0)
+            self.carry(902, start, start + glide, self.tile_xy(high[0]), BANK_EXPOSE_XY_MM)
+            for tid, x in zip((*high, *low), PAIR_X_MM, strict=True):
+                xy = (BANK_EXPOSE_XY_MM[0] + x, BANK_EXPOSE_XY_MM[1])
+                self.move_tile(tid, start, start + glide, xy, 0.0, face_up=True)
+            self.rest(902, start + 2 * glide, 0.0)
+            self.event(
+                "hand_exposed",
+                start + glide,
+                box=bank,
+                bank=True,
+                high=list(high),
+                low=list(low),
+                house_way=[list(h) for h in p.house_way_settings[bank]],
+            )
+            if p.settings[bank] != p.house_way_settings[bank]:
+                self.irregular(
+                    "house_way_violation",
+                    start + glide,
+                    start + glide + self.f(self.tm.injection_hold_s),
+                    bank,
+                    high=[p.faces[t] for t in high],
+                    low=[p.faces[t] for t in low],
+                )
+            self.t = start + self.f(self.tm.expose_bank_s)
+        per = self.f(self.tm.expose_box_s)
+        for box in [(bank + k - 1) % 8 + 1 for k in range(1, 8)]:
+            if box not in p.occupied or box not in p.settings:
+                continue
+            high, low = p.settings[box]
+            for tid in (*high, *low):
+                self.d.set(self.d.tiles, tid, self.t, face_up=True)
+            self.event(
+                "hand_exposed",
+                self.t,
+                box=box,
+                bank=False,
+                high=list(high),
+                low=list(low),
+                outcome=p.outcomes.get(box),
+            )
+            self.t += per
+
+    def settle(self) -> None:
+        """Losing wagers go to the tray; winners are paid from it."""
+        glide = self.f(self.tm.tile_glide_s)
+        per = self.f(self.tm.settle_s) // max(1, len(self.plan.occupied))
+        self.enter(902, self.t, 0.0)
+        for k, box in enumerate(self.plan.occupied):
+            outcome, start = self.plan.outcomes.get(box), self.t + glide + k * per
+            if outcome == "lose":
+                self.carry(902, start, start + glide, self.box_xy(box, CHIP_LOCAL_MM), TRAY_XY_MM)
+                self.d.move(self.d.chips, 100 + box, start, start + glide, xy_mm=TRAY_XY_MM)
+                self.d.set(self.d.chips, 100 + box, start + glide + 1, present=False)
+            elif outcome == "win":
+                cid = 400 + box
+                self.d.chip_denoms[cid] = self.plan.wagers[box]
+                self.d.key(self.d.chips, cid, Key(start, TRAY_XY_MM, glide=False))
+                self.d.key(
+                    self.d.chips, cid, Key(start + glide, self.box_xy(box, EXTRA_CHIP_LOCAL_MM))
+                )
+                self.carry(
+                    902, start, start + glide, TRAY_XY_MM, self.box_xy(box, EXTRA_CHIP_LOCAL_MM)
+                )
+            self.event("settled", start + glide, box=box, outcome=outcome)
+        self.t += glide + self.f(self.tm.settle_s)
+        self.rest(902, self.t, 0.0)
+        self.t += self.f(self.tm.tail_s)
+
+
+def script_round(
+    plan: RoundPlan, base: Scene, layout: TableLayout, timing: ScenarioTiming | None = None
+) -> Scripted:
+    """Turn a plan into keyframed motion, events and irregularities (all ground truth)."""
+    s = _Script(plan, base, layout, timing or ScenarioTiming())
+    inj = set(plan.injections)
+    s.start()
+    s.wash()
+    s.woodpile()
+    s.wagers()
+    if "wager_after_no_more_bets" in inj:
+        s.late_wager()
+    s.dice()
+    blind_from = s.t
+    s.deliver()
+    if "single_tile_exposed" in inj:
+        s.expose_tiles(1)
+    if "hand_exposed_by_dealer" in inj:
+        s.expose_tiles(2)
+    s.collect()
+    s.set_hands()
+    if "hands_mixed" in inj:
+        s.mix_hands()
+    s.expose()
+    s.settle()
+    if "camera_lost" in inj:
+        start = blind_from + s.f(1.0)
+        end = start + s.f(s.tm.blind_s)
+        variant = CAMERA_VARIANTS[plan.seed % len(CAMERA_VARIANTS)]
+        s.out.blind.append((start, end, variant))
+        s.irregular("camera_lost", start, end, None, variant=variant)
+    s.out.n_frames = s.t
+    s.out.events.sort(key=lambda e: e["frame"])
+    s.out.irregularities.sort(key=lambda e: e["start_frame"])
+    return s.out

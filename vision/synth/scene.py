@@ -1,0 +1,160 @@
+"""Scene description (what is on the table, how it looks) and per-object ground truth.
+
+A :class:`Scene` is plain frozen data: a scenario engine builds one per frame (usually with
+``dataclasses.replace`` on the previous one) and hands it to
+:meth:`vision.synth.render.Renderer.render`. Positions are table millimetres (see
+:mod:`vision.synth.camera`); angles are degrees, positive clockwise as seen from above
+(``x`` right, ``y`` towards the players). Object ids are the caller's and must be unique.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from vision.synth.camera import CameraParams
+
+Point = tuple[float, float]
+BGR = tuple[int, int, int]
+
+DENOMINATIONS: tuple[str, ...] = ("white", "red", "green", "black", "purple", "yellow")
+
+
+@dataclass(frozen=True, slots=True)
+class TileState:
+    """One tile. ``angle_deg`` 0: long axis along table ``y``, the ``top`` half towards the
+    dealer. ``level`` 0 lies on the felt; level ``k`` sits on ``k`` tiles (woodpile stacks)."""
+
+    obj_id: int
+    face: str
+    face_up: bool
+    xy_mm: Point
+    angle_deg: float = 0.0
+    level: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ChipStack:
+    """A stack of chips, ``denominations`` listed bottom to top."""
+
+    obj_id: int
+    xy_mm: Point
+    denominations: tuple[str, ...]
+    angle_deg: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DieState:
+    """A die showing ``value`` on top. ``flat=False``: tipped by ``tilt_deg`` towards the face
+    ``side_value`` (not 7 - value, not value), so two faces show."""
+
+    obj_id: int
+    xy_mm: Point
+    value: int
+    angle_deg: float = 0.0
+    flat: bool = True
+    side_value: int = 2
+    tilt_deg: float = 30.0
+
+
+@dataclass(frozen=True, slots=True)
+class HandState:
+    """A hand and forearm. ``xy_mm`` is the palm centre; the fingers point along
+    ``angle_deg`` (0: towards the players, i.e. a dealer's hand reaching out).
+    ``height_mm`` above the felt; ``pose`` 0..1 from flat and spread to curled."""
+
+    obj_id: int
+    xy_mm: Point
+    angle_deg: float = 0.0
+    height_mm: float = 60.0
+    left: bool = False
+    skin_bgr: BGR = (120, 155, 205)
+    sleeve_bgr: BGR = (20, 20, 20)
+    pose: float = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class TableLook:
+    """Felt and print colours and the texture seed."""
+
+    felt_bgr: BGR = (40, 95, 20)
+    print_bgr: BGR = (120, 190, 215)
+    rail_bgr: BGR = (25, 30, 45)
+    floor_bgr: BGR = (20, 22, 35)
+    felt_texture: float = 0.04
+    texture_seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TileLook:
+    """Colours of the tile set (one per scene)."""
+
+    body_bgr: BGR = (18, 18, 20)
+    side_bgr: BGR = (48, 48, 52)
+    red_bgr: BGR = (45, 40, 205)
+    white_bgr: BGR = (235, 238, 240)
+
+
+@dataclass(frozen=True, slots=True)
+class Glare:
+    """An additive bright spot in image pixels."""
+
+    xy_px: Point
+    radius_px: float
+    strength: float
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """Image-space lighting and sensor effects (concrete values, not ranges)."""
+
+    gain: float = 1.0
+    gradient: float = 0.0
+    gradient_angle_deg: float = 0.0
+    vignette: float = 0.0
+    colour_cast: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    glares: tuple[Glare, ...] = ()
+    noise_sigma: float = 0.0
+    motion_blur_px: float = 0.0
+    motion_blur_angle_deg: float = 0.0
+    jpeg_quality: int = 0
+    noise_seed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Scene:
+    """Everything the renderer needs for one frame."""
+
+    tiles: tuple[TileState, ...] = ()
+    chips: tuple[ChipStack, ...] = ()
+    dice: tuple[DieState, ...] = ()
+    hands: tuple[HandState, ...] = ()
+    chung_box: int = 1
+    camera: CameraParams = field(default_factory=CameraParams)
+    table: TableLook = field(default_factory=TableLook)
+    tile_look: TileLook = field(default_factory=TileLook)
+    effects: Effects = field(default_factory=Effects)
+    light_dir: Point = (0.3, 0.5)
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectTruth:
+    """Ground truth of one rendered object, image pixels.
+
+    ``xyxy`` is the axis-aligned box of the whole object (top face and visible sides), clipped
+    to the image. ``obb_px`` is the top face as 4 points: for tiles top-left, top-right,
+    bottom-right, bottom-left with the tile's ``top`` half first. ``visibility`` is the fraction
+    of the object's pixels neither covered by objects drawn above it nor outside the image.
+    """
+
+    obj_id: int
+    kind: str
+    xyxy: tuple[float, float, float, float]
+    obb_px: tuple[Point, Point, Point, Point]
+    visibility: float
+    zone: str
+    face_up: bool | None = None
+    face: str | None = None
+    die_value: int | None = None
+    die_flat: bool | None = None
+    chips: int | None = None
+    level: int = 0
