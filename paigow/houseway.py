@@ -1,6 +1,7 @@
 """House ways as data: a way file (see :mod:`paigow.waylang`) compiled into a lookup table over
 all 3,620 distinct four-tile kind multisets.
 
+>>> from paigow.tiles import parse_hand
 >>> nz = load_way("nz")
 >>> s = nz.setting(parse_hand(["6-6", "1-1", "4-5", "2-3"]))
 >>> s.high_value.name, s.low_value.name

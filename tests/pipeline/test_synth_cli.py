@@ -18,8 +18,20 @@ def test_suite_has_ten_clean_rounds_and_three_per_kind():
 
 
 def test_scenario_command_writes_clip_and_truth(tmp_path, capsys):
-    code = main(["synth", "scenario", "--seed", "3", "--inject", "dice_not_flat", "--scale",
-                 "0.1", "--out", str(tmp_path)])
+    code = main(
+        [
+            "synth",
+            "scenario",
+            "--seed",
+            "3",
+            "--inject",
+            "dice_not_flat",
+            "--scale",
+            "0.1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "frames/s rendered" in out and "injected dice_not_flat" in out
     summary = json.loads((tmp_path / "scenario.json").read_text())
@@ -30,8 +42,10 @@ def test_scenario_command_writes_clip_and_truth(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["synth", "scenario", "--seed", "1", "--inject", "nonsense", "--out", "x"],
-         "cannot inject 'nonsense'"),
+        (
+            ["synth", "scenario", "--seed", "1", "--inject", "nonsense", "--out", "x"],
+            "cannot inject 'nonsense'",
+        ),
         (["synth", "scenario", "--seed", "1", "--scale", "3", "--out", "x"], "--scale must be"),
         (["synth", "stills", "--n", "0", "--out", "x"], "--n must be at least 1"),
     ],

@@ -17,8 +17,14 @@ import numpy as np
 
 TILE_WH = (640, 360)
 COLUMNS = 3
-MOMENTS = ("wash_started", "woodpile_built", "dice_read", "group_delivered", "hand_set",
-           "hand_exposed")
+MOMENTS = (
+    "wash_started",
+    "woodpile_built",
+    "dice_read",
+    "group_delivered",
+    "hand_set",
+    "hand_exposed",
+)
 
 
 def _moments(summary: dict) -> list[tuple[int, str]]:
@@ -53,8 +59,9 @@ def scenario_sheet(clip_dir: Path) -> np.ndarray:
         img = cv2.resize(frames[f], TILE_WH, interpolation=cv2.INTER_AREA)
         label = f"{f / summary['fps']:.1f} s  {text}"
         cv2.rectangle(img, (0, 0), (12 + 9 * len(label), 26), (0, 0, 0), -1)
-        cv2.putText(img, label, (6, 19), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (255, 255, 255), 1,
-                    cv2.LINE_AA)
+        cv2.putText(
+            img, label, (6, 19), cv2.FONT_HERSHEY_SIMPLEX, 0.55, (255, 255, 255), 1, cv2.LINE_AA
+        )
         tiles.append(img)
     while len(tiles) % COLUMNS:
         tiles.append(np.zeros_like(tiles[0]))

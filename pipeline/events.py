@@ -1,0 +1,321 @@
+"""Table events and the table state: what the round reconstructor says happened, one fact each.
+
+Every event is a frozen dataclass that starts with ``frame`` (the frame index where the fact
+happened, which can be earlier than the frame that revealed it) and ``time_s`` (its video time).
+Consumers ``match`` on the type::
+
+    match event:
+        case GroupDelivered(box=box, order_index=0) if box != expected_first:
+            ...
+
+Track ids are the tracker's (in oracle mode, the ground-truth tile ids). Boxes are 1..8.
+:class:`TableState` is the frozen snapshot of the round returned with each frame's events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from types import MappingProxyType
+
+
+class Phase(StrEnum):
+    """Phases of a round, in the order a round runs them (RULES.md section 5)."""
+
+    IDLE = "idle"
+    WASH = "wash"
+    WOODPILE = "woodpile"
+    WAGERS = "wagers"
+    DICE = "dice"
+    DELIVERY = "delivery"
+    SETTING = "setting"
+    EXPOSURE = "exposure"
+    SETTLEMENT = "settlement"
+
+    @property
+    def order(self) -> int:
+        """Position in the round: later phases have larger numbers."""
+        return list(Phase).index(self)
+
+
+class Outcome(StrEnum):
+    """How a box's wager was settled, as seen from the chips."""
+
+    WIN = "win"
+    LOSE = "lose"
+    PUSH = "push"
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChanged:
+    """The round moved from ``before`` to ``after`` (a new wash starts a new round)."""
+
+    frame: int
+    time_s: float
+    before: Phase
+    after: Phase
+    round_index: int
+
+
+@dataclass(frozen=True, slots=True)
+class WashEnded:
+    """The wash stopped. ``tiles_tracked``: tile tracks that lived through the whole wash;
+    ``known_faces``: how many of them still carry a face (the wash-quality figure: a good wash
+    leaves the tracker few known faces)."""
+
+    frame: int
+    time_s: float
+    tiles_tracked: int
+    known_faces: int
+
+
+@dataclass(frozen=True, slots=True)
+class WoodpileBuilt:
+    """All tiles lie face down and still in the woodpile. ``known_faces`` as in WashEnded."""
+
+    frame: int
+    time_s: float
+    tile_count: int
+    known_faces: int
+
+
+@dataclass(frozen=True, slots=True)
+class WagerChanged:
+    """The chip stacks in a box changed from ``before`` to ``after`` stacks (a stack is one
+    tracked chip object). ``after_no_more_bets``: the change came after "no more bets"."""
+
+    frame: int
+    time_s: float
+    box: int
+    before: int
+    after: int
+    after_no_more_bets: bool
+    phase: Phase
+
+
+@dataclass(frozen=True, slots=True)
+class NoMoreBets:
+    """ "No more bets", inferred (there is no visual cue): ``reason`` is ``quiet`` (no wager
+    changed for a while after wagers were placed) or ``dice`` (the dice appeared first)."""
+
+    frame: int
+    time_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class DiceRead:
+    """Three dice read in the dice area. ``flat=False``: a die could not be read (not lying
+    flat), its value is None and there is no first box: the dice must be re-shaken."""
+
+    frame: int
+    time_s: float
+    values: tuple[int | None, ...]
+    total: int | None
+    first_box: int | None
+    flat: bool
+
+
+@dataclass(frozen=True, slots=True)
+class GroupDelivered:
+    """A group of tiles from the woodpile set down at ``box``, ``order_index`` from 0.
+    ``order_seen=False``: it appeared together with groups at other boxes (the camera missed
+    the dealing), so its place in the order is assumed counter-clockwise, not seen."""
+
+    frame: int
+    time_s: float
+    box: int
+    order_index: int
+    tile_count: int
+    track_ids: tuple[int, ...]
+    order_seen: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryDone:
+    """The woodpile is empty. ``boxes``/``tile_counts``: the groups in delivery order;
+    ``first_box``: the box the dice gave (None when no dice were read)."""
+
+    frame: int
+    time_s: float
+    boxes: tuple[int, ...]
+    tile_counts: tuple[int, ...]
+    first_box: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandCollected:
+    """The unused hand of ``box`` was taken back to the dealer's work area."""
+
+    frame: int
+    time_s: float
+    box: int
+    track_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TileExposed:
+    """A tile turned face up. ``box``: the box it was delivered to (None before delivery)."""
+
+    frame: int
+    time_s: float
+    track_id: int
+    face: str | None
+    zone: str | None
+    phase: Phase
+    box: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class HandSet:
+    """A box's four tiles lie as two pairs. ``high``/``low``: track ids of each pair;
+    ``ranked``: the faces were known, so high and low are told apart by the hands' values
+    (else ``high`` is merely the first pair along the row)."""
+
+    frame: int
+    time_s: float
+    box: int
+    high: tuple[int, ...]
+    low: tuple[int, ...]
+    ranked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HandsMerged:
+    """Tiles of the hands of ``boxes`` lie together. ``reconstructible``: every tile still has
+    the identity it had at delivery, so each hand can be rebuilt (10.15-10.16)."""
+
+    frame: int
+    time_s: float
+    boxes: tuple[int, ...]
+    track_ids: tuple[int, ...]
+    reconstructible: bool
+
+
+@dataclass(frozen=True, slots=True)
+class HandExposed:
+    """A hand turned face up: the bank's (``bank=True``) or a box's, as set."""
+
+    frame: int
+    time_s: float
+    box: int
+    bank: bool
+    high_faces: tuple[str | None, ...]
+    low_faces: tuple[str | None, ...]
+    high_ids: tuple[int, ...]
+    low_ids: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BoxSettled:
+    """A box's wager was decided: chips taken (lose), paid (win), or left alone (push)."""
+
+    frame: int
+    time_s: float
+    box: int
+    outcome: Outcome
+
+
+TableEvent = (
+    PhaseChanged
+    | WashEnded
+    | WoodpileBuilt
+    | WagerChanged
+    | NoMoreBets
+    | DiceRead
+    | GroupDelivered
+    | DeliveryDone
+    | HandCollected
+    | TileExposed
+    | HandSet
+    | HandsMerged
+    | HandExposed
+    | BoxSettled
+)
+
+
+def _frozen(mapping: Mapping) -> Mapping:
+    return MappingProxyType(dict(mapping))
+
+
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """Snapshot of the round after one frame (read-only mappings).
+
+    ``tiles_per_zone``: tile tracks per zone; ``hands``: box -> track ids delivered there;
+    ``chips_per_box``: chip stacks resting in each box; ``delivery``: boxes served so far.
+    """
+
+    frame: int
+    time_s: float
+    round_index: int
+    phase: Phase
+    chung_box: int
+    dice: tuple[int, ...] | None = None
+    first_box: int | None = None
+    no_more_bets: bool = False
+    delivery: tuple[int, ...] = ()
+    tiles_per_zone: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
+    hands: Mapping[int, tuple[int, ...]] = field(default_factory=lambda: _frozen({}))
+    chips_per_box: Mapping[int, int] = field(default_factory=lambda: _frozen({}))
+
+    def __post_init__(self) -> None:
+        for name in ("tiles_per_zone", "hands", "chips_per_box"):
+            value = getattr(self, name)
+            if not isinstance(value, MappingProxyType):
+                object.__setattr__(self, name, _frozen(value))
+
+
+def _ids(ids: tuple[int, ...]) -> str:
+    return ",".join(str(i) for i in ids)
+
+
+def _describe_hands(event: TableEvent) -> str:
+    """Lines for the events from the delivered hands on (see :func:`describe`)."""
+    match event:
+        case HandCollected(box=box, track_ids=ids):
+            return f"hand of box {box} collected [{_ids(ids)}]"
+        case TileExposed(track_id=tid, face=face, zone=zone, phase=phase):
+            return f"tile {tid} exposed ({face}) in {zone} during {phase}"
+        case HandSet(box=box, high=high, low=low, ranked=ranked):
+            text = f"hand set box {box}: high [{_ids(high)}] low [{_ids(low)}]"
+            return text + ("" if ranked else " (unranked)")
+        case HandsMerged(boxes=boxes, reconstructible=ok):
+            return f"hands merged: boxes {_ids(boxes)}, reconstructible={ok}"
+        case HandExposed(box=box, bank=bank, high_faces=high, low_faces=low):
+            who = "bank" if bank else f"box {box}"
+            return f"{who} exposed: high {' '.join(map(str, high))} / low {' '.join(map(str, low))}"
+        case BoxSettled(box=box, outcome=outcome):
+            return f"box {box} settled: {outcome}"
+    raise TypeError(f"not a table event: {event!r}")
+
+
+def describe(event: TableEvent) -> str:
+    """One human line for an event (without its time).
+
+    >>> describe(DiceRead(3, 0.6, (3, 4, 5), 12, 4, True))
+    'dice read 3 4 5 (total 12): first box 4'
+    """
+    match event:
+        case PhaseChanged(before=before, after=after, round_index=n):
+            return f"phase {before} -> {after} (round {n})"
+        case WashEnded(tiles_tracked=tracked, known_faces=known):
+            return f"wash ended: {tracked} tiles tracked through it, {known} known faces"
+        case WoodpileBuilt(tile_count=n, known_faces=known):
+            return f"woodpile built: {n} tiles, {known} known faces"
+        case WagerChanged(box=box, before=b, after=a, after_no_more_bets=late):
+            return f"wager box {box}: {b} -> {a} stacks" + (" AFTER no more bets" if late else "")
+        case NoMoreBets(reason=reason):
+            return f"no more bets (inferred: {reason})"
+        case DiceRead(values=values, total=total, first_box=first, flat=True):
+            shown = " ".join(str(v) for v in values)
+            return f"dice read {shown} (total {total}): first box {first}"
+        case DiceRead(values=values):
+            return "dice not flat: " + " ".join("?" if v is None else str(v) for v in values)
+        case GroupDelivered(box=box, order_index=k, tile_count=n, track_ids=ids, order_seen=seen):
+            text = f"group {k} delivered to box {box}: {n} tiles [{_ids(ids)}]"
+            return text + ("" if seen else " (order not seen)")
+        case DeliveryDone(boxes=boxes, tile_counts=counts, first_box=first):
+            return f"delivery done: boxes {_ids(boxes)}, tiles {_ids(counts)}, dice gave {first}"
+    return _describe_hands(event)

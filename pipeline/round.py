@@ -1,0 +1,345 @@
+"""Round reconstructor: a phase machine that turns per-frame tracks into table events.
+
+Each frame, :meth:`RoundReconstructor.update` digests the tracks (motion, where each comes to
+rest, tiles turning face up) and runs one small step per part of the round. Phases are inferred
+from what lies on the table, never from a clock:
+
+- **wash**: at least ``wash_min_tiles`` face-down tiles in the work area and several moving at
+  once. It ends when no tile has moved for ``wash_quiet_s`` (or tiles reach the woodpile); the
+  end is dated to the last motion. A new wash starts a new round from any phase but the
+  woodpile's (stacking moves the washed tiles too).
+- **woodpile**: ``woodpile_tiles`` tiles at rest in the woodpile, all face down.
+- **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`).
+- **no more bets**: there is no visual cue. It is inferred ``no_more_bets_quiet_s`` after the
+  last wager change once wagers are down and the woodpile is built, or at the latest when the
+  dice appear. Set ``no_more_bets_quiet_s=None`` to let only the dice call it.
+- **dice**: three dice in the dice area, values unchanged for ``dice_hold_s``; a die that
+  stays unreadable (not flat) for ``dice_unread_s`` gives ``DiceRead(flat=False)``.
+- **delivery**: tiles coming to rest in a box straight from the woodpile; arrivals at one box
+  within ``group_gap_s`` form one group. The woodpile empty ends the delivery. Groups that
+  appear in several boxes at once (the camera was blind while they were dealt) are put in
+  counter-clockwise order and flagged ``order_seen=False``.
+- **setting, merging, exposure, settlement**: see :mod:`pipeline.round_hands`.
+
+Frames carry ``index`` and ``time_s`` (a :class:`vision.types.Frame` does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Protocol
+
+from paigow.dice import BOX_COUNT, DICE_COUNT, first_box, step_box
+from pipeline.events import (
+    DeliveryDone,
+    DiceRead,
+    NoMoreBets,
+    Phase,
+    TableEvent,
+    TableState,
+    TileExposed,
+    WagerChanged,
+    WashEnded,
+    WoodpileBuilt,
+)
+from pipeline.round_hands import HAND_STEPS, finish_round, settle_box
+from pipeline.round_model import (
+    OpenGroup,
+    RoundConfig,
+    RoundMemory,
+    Throw,
+    box_of,
+    chips_per_box,
+    snapshot,
+)
+from pipeline.round_tracks import FrameView, TrackBook, ZoneMove
+from vision.types import Track
+
+__all__ = ["STEPS", "FrameLike", "RoundConfig", "RoundReconstructor"]
+
+WORK_AREA = "work_area"
+WOODPILE = "woodpile"
+DICE_AREA = "dice_area"
+NO_NEW_WASH = (Phase.WASH, Phase.WOODPILE)
+"""Phases in which tiles moving in the work area are not a new wash: the wash itself, and the
+woodpile being stacked from the washed tiles."""
+
+
+class FrameLike(Protocol):
+    """What the reconstructor needs of a frame: its index and capture time."""
+
+    @property
+    def index(self) -> int: ...
+
+    @property
+    def time_s(self) -> float: ...
+
+
+def _wash_tiles(view: FrameView) -> tuple[list[Track], list[Track]]:
+    """Face-down tiles in the work area, and those of them moving."""
+    work = [t for t in view.of_kind("tile") if t.zone == WORK_AREA and t.face_up is False]
+    return work, [t for t in work if t.track_id in view.moving]
+
+
+def _wash_starts(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> bool:
+    work, moving = _wash_tiles(view)
+    return (
+        memory.phase not in NO_NEW_WASH
+        and len(work) >= cfg.wash_min_tiles
+        and len(moving) >= cfg.wash_min_moving_tiles
+    )
+
+
+def _wash_ended(view: FrameView, memory: RoundMemory) -> list[TableEvent]:
+    frame, time_s = memory.wash_motion or (view.frame, view.time_s)
+    start = memory.wash_start_frame if memory.wash_start_frame is not None else view.frame
+    held = [t for t in view.of_kind("tile") if view.frame - t.age_frames <= start]
+    known = sum(t.face is not None for t in held)
+    return [
+        WashEnded(frame, time_s, len(held), known),
+        *memory.advance(Phase.WOODPILE, frame, time_s),
+    ]
+
+
+def _wash(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """While washing: remember the last motion; end the wash on quiet or at the woodpile."""
+    if memory.phase is not Phase.WASH:
+        return []
+    _, moving = _wash_tiles(view)
+    if moving:
+        memory.wash_motion = (view.frame, view.time_s)
+        return []
+    last_s = memory.wash_motion[1] if memory.wash_motion else view.time_s
+    if view.time_s - last_s >= cfg.wash_quiet_s or view.resting_in(WOODPILE):
+        return _wash_ended(view, memory)
+    return []
+
+
+def _woodpile(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """All tiles still and face down in the woodpile: it is built; wagers may start."""
+    if memory.phase.order >= Phase.WAGERS.order:
+        return []
+    stacked = view.resting_in(WOODPILE)
+    ids = [t.track_id for t in stacked]
+    if len(stacked) < cfg.woodpile_tiles or not view.still(ids):
+        return []
+    if any(t.face_up is not False for t in stacked):
+        return []
+    events = _wash_ended(view, memory) if memory.phase is Phase.WASH else []
+    known = sum(t.face is not None for t in stacked)
+    events.append(WoodpileBuilt(view.frame, view.time_s, len(stacked), known))
+    return events + memory.advance(Phase.WAGERS, view.frame, view.time_s)
+
+
+def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement."""
+    counts = chips_per_box(view)
+    events: list[TableEvent] = []
+    for box in sorted(set(counts) | set(memory.chips)):
+        before, after = memory.chips.get(box, 0), counts.get(box, 0)
+        if before == after:
+            continue
+        memory.chips[box] = after
+        events.append(
+            WagerChanged(
+                view.frame, view.time_s, box, before, after, memory.no_more_bets, memory.phase
+            )
+        )
+        if memory.phase.order >= Phase.EXPOSURE.order:
+            events += settle_box(view, memory, cfg, box, after > before)
+        elif not memory.no_more_bets:
+            memory.last_wager_s = view.time_s
+            memory.wagers_placed = any(memory.chips.values())
+    return events
+
+
+def _call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:
+    memory.no_more_bets = True
+    memory.wagered = tuple(sorted(box for box, n in memory.chips.items() if n))
+    return [NoMoreBets(view.frame, view.time_s, reason)]
+
+
+def _no_more_bets(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """The quiet rule: wagers down, woodpile built, no change for ``no_more_bets_quiet_s``."""
+    quiet_s = cfg.no_more_bets_quiet_s
+    if memory.no_more_bets or quiet_s is None or memory.phase is not Phase.WAGERS:
+        return []
+    if not memory.wagers_placed or memory.last_wager_s is None:
+        return []
+    if view.time_s - memory.last_wager_s < quiet_s:
+        return []
+    return _call_no_more_bets(view, memory, "quiet")
+
+
+def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    throw = memory.throw
+    if throw is None or throw.reported:
+        return []
+    waited_s = view.time_s - throw.since_s
+    if None in throw.values:
+        if waited_s < cfg.dice_unread_s:
+            return []
+        throw.reported = True
+        return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, False)]
+    if waited_s < cfg.dice_hold_s:
+        return []
+    throw.reported = True
+    values = tuple(v for v in throw.values if v is not None)
+    memory.dice = values
+    memory.first_box = first_box(values, cfg.chung_box, cfg.first_box_offset)
+    read = DiceRead(throw.since_frame, throw.since_s, values, sum(values), memory.first_box, True)
+    return [read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
+
+
+def _dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Three dice in the dice area: a throw; read once its values hold still."""
+    dice = sorted((t for t in view.of_kind("die") if t.zone == DICE_AREA), key=lambda t: t.track_id)
+    if len(dice) < DICE_COUNT:
+        memory.throw = None
+        return []
+    values = tuple(t.die_value for t in dice[:DICE_COUNT])
+    events: list[TableEvent] = []
+    if memory.throw is None:
+        if not memory.no_more_bets:
+            events += _call_no_more_bets(view, memory, "dice")
+        memory.throw = Throw(values, view.frame, view.time_s)
+    elif memory.throw.values != values and not memory.throw.reported:
+        memory.throw = Throw(values, view.frame, view.time_s)
+    return events + _read_throw(view, memory, cfg)
+
+
+def _arrivals(view: FrameView) -> list[ZoneMove]:
+    """Tiles come to rest in a box straight from the woodpile, in delivery order."""
+    return [
+        m
+        for m in view.moves
+        if m.before == WOODPILE and box_of(m.after) and view.tracks[m.track_id].kind == "tile"
+    ]
+
+
+def _next_box(memory: RoundMemory) -> int:
+    """The box a correct delivery serves next (the dice's first box to begin with)."""
+    last = memory.group.box if memory.group else (memory.groups[-1][0] if memory.groups else None)
+    return step_box(last, 1) if last else (memory.first_box or 1)
+
+
+def _in_order(moves: list[ZoneMove], memory: RoundMemory) -> tuple[list[ZoneMove], set[int]]:
+    """Arrivals sorted by frame; where one frame brings tiles to several boxes (the camera
+    missed the order, e.g. after a blind interval) they are put in counter-clockwise order from
+    the box due next. Returns the moves and the frames whose order is assumed."""
+    boxes_at: dict[int, set[int]] = {}
+    for m in moves:
+        boxes_at.setdefault(m.frame, set()).add(box_of(m.after) or 0)
+    assumed = {frame for frame, boxes in boxes_at.items() if len(boxes) > 1}
+    start = _next_box(memory)
+
+    def key(m: ZoneMove) -> tuple[int, int, int]:
+        return m.frame, ((box_of(m.after) or 0) - start) % BOX_COUNT, m.track_id
+
+    return sorted(moves, key=key), assumed
+
+
+def _delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Tiles coming to rest in a box from the woodpile form groups, in order of arrival."""
+    events: list[TableEvent] = []
+    moves, assumed = _in_order(_arrivals(view), memory)
+    for move in moves:
+        box = box_of(move.after) or 0
+        events += memory.advance(Phase.DELIVERY, move.frame, move.time_s)
+        group = memory.group
+        if group and group.box == box and move.time_s - group.last_s <= cfg.group_gap_s:
+            group.ids.append(move.track_id)
+            group.last_s = move.time_s
+            continue
+        events += memory.close_group()
+        memory.group = OpenGroup(
+            box,
+            [move.track_id],
+            move.frame,
+            move.time_s,
+            move.time_s,
+            order_seen=move.frame not in assumed,
+        )
+    if memory.group and view.time_s - memory.group.last_s > cfg.group_gap_s:
+        events += memory.close_group()
+    return events + _delivery_done(view, memory)
+
+
+def _delivery_done(view: FrameView, memory: RoundMemory) -> list[TableEvent]:
+    if memory.delivery_done or memory.group or not memory.groups or view.resting_in(WOODPILE):
+        return []
+    memory.delivery_done = True
+    boxes = tuple(box for box, _ in memory.groups)
+    counts = tuple(n for _, n in memory.groups)
+    done = DeliveryDone(view.frame, view.time_s, boxes, counts, memory.first_box)
+    return [done, *memory.advance(Phase.SETTING, view.frame, view.time_s)]
+
+
+def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Every tile turning face up, wherever and whenever: the rules decide what it means."""
+    return [
+        TileExposed(
+            f.frame,
+            f.time_s,
+            f.track.track_id,
+            f.track.face,
+            f.track.zone,
+            memory.phase,
+            memory.delivered.get(f.track.track_id),
+        )
+        for f in view.flips
+    ]
+
+
+STEPS = (_wash, _woodpile, _wagers, _no_more_bets, _dice, _delivery, _exposures, *HAND_STEPS)
+"""The per-frame steps, in order; each reads the frame and the round memory."""
+
+
+class RoundReconstructor:
+    """Tracks in, table state and events out, one frame at a time.
+
+    ``update(tracks, frame)`` once per frame, in order; ``finish()`` at the end of a stream
+    settles what only the end reveals (pushes not yet passed, a group still open);
+    ``reset()`` forgets everything. The caller's track list is never modified.
+    """
+
+    def __init__(self, config: RoundConfig | None = None) -> None:
+        self.config = config or RoundConfig()
+        self._book = TrackBook(self.config.motion_norm, self.config.zone_hold_s)
+        self._memory = RoundMemory()
+        self._last: FrameView | None = None
+
+    def reset(self) -> None:
+        self._book.reset()
+        self._memory = RoundMemory()
+        self._last = None
+
+    def update(self, tracks: list[Track], frame: FrameLike) -> tuple[TableState, list[TableEvent]]:
+        """Digest one frame's tracks; the state after it and the events it revealed."""
+        view = self._book.update(tracks, frame.index, frame.time_s)
+        self._last = view
+        events: list[TableEvent] = []
+        if _wash_starts(view, self._memory, self.config):
+            events += self._new_round(view)
+        for step in STEPS:
+            events += step(view, self._memory, self.config)
+        return snapshot(view, self._memory, self.config), events
+
+    def finish(self) -> list[TableEvent]:
+        """End of stream: close the round's open ends (call once, after the last update)."""
+        if self._last is None:
+            return []
+        return finish_round(self._last, self._memory, self.config)
+
+    def _new_round(self, view: FrameView) -> list[TableEvent]:
+        """A wash begins: close the old round, start a fresh memory (chips and dice lying on the
+        felt stay known)."""
+        old = self._memory
+        events = [] if old.phase is Phase.IDLE else finish_round(view, old, self.config)
+        self._memory = RoundMemory(index=old.index + (old.phase is not Phase.IDLE))
+        self._memory.chips = dict(old.chips)
+        if old.throw is not None:  # dice left lying from the last round are not a new throw
+            self._memory.throw = replace(old.throw, reported=True)
+        self._memory.wash_start_frame = view.frame
+        self._memory.wash_motion = (view.frame, view.time_s)
+        return events + self._memory.advance(Phase.WASH, view.frame, view.time_s)

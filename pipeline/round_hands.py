@@ -1,0 +1,222 @@
+"""The round after delivery: collected hands, set hands, merged hands, exposure, settlement.
+
+Every delivered tile is remembered with the box it was delivered to, so a hand is a set of
+track ids, wherever its tiles lie:
+
+- **collected**: all tiles of a box other than the chung box resting face down in the work area.
+- **set**: a box's four tiles, alone in the box, face down and still, lying as two pairs with a
+  gap (:func:`~pipeline.round_tracks.split_pairs`). High and low are told apart by the faces when
+  the tracker knows them. A new pairing of the same box is a new :class:`HandSet`.
+- **merged**: a box holds tiles delivered to two or more boxes (or tiles the tracker lost and
+  found again under new ids). Reconstructible when every tile of the hands still has its id.
+- **exposed**: all four tiles of a hand face up and still; the chung box's hand is the bank's.
+- **settled**: once hands are exposed, a box's chip stacks leaving it is a loss, more stacks a
+  win; a wagered box passed over (a later box counter-clockwise from the chung settled first,
+  no chips moved for ``settle_quiet_s``, a new wash began, or the stream ended) is a push.
+"""
+
+from __future__ import annotations
+
+from paigow.dice import BOX_COUNT, step_box
+from pipeline.events import (
+    BoxSettled,
+    HandCollected,
+    HandExposed,
+    HandSet,
+    HandsMerged,
+    Outcome,
+    Phase,
+    TableEvent,
+)
+from pipeline.round_model import RoundConfig, RoundMemory
+from pipeline.round_tracks import FrameView, rank_pairs, split_pairs
+from vision.types import Track
+
+WORK_AREA = "work_area"
+HAND_TILES = 4
+
+
+def _hand_tracks(view: FrameView, memory: RoundMemory, box: int) -> list[Track] | None:
+    """The present tracks of a box's delivered hand, or None unless all four are present."""
+    ids = memory.hands.get(box, [])
+    tracks = [view.tracks[i] for i in ids if i in view.tracks]
+    return tracks if len(ids) == HAND_TILES and len(tracks) == HAND_TILES else None
+
+
+def _collect(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """A box's whole hand resting face down in the work area: collected."""
+    events: list[TableEvent] = []
+    for box, ids in sorted(memory.hands.items()):
+        if box == cfg.chung_box or box in memory.collected:
+            continue
+        tracks = [view.tracks[i] for i in ids if i in view.tracks]
+        if len(tracks) < len(ids) or not tracks:
+            continue
+        if all(view.resting.get(t.track_id) == WORK_AREA and t.face_up is False for t in tracks):
+            memory.collected.add(box)
+            events.append(HandCollected(view.frame, view.time_s, box, tuple(ids)))
+    return events
+
+
+def _faces(tracks: list[Track]) -> dict[int, str | None]:
+    return {t.track_id: t.face for t in tracks}
+
+
+def _set(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Four tiles alone in their box, face down, still, as two pairs: the hand is set."""
+    if not memory.delivery_done:
+        return []
+    events: list[TableEvent] = []
+    for box in sorted(memory.hands):
+        tracks = _hand_tracks(view, memory, box)
+        if tracks is None or box in memory.collected or box in memory.exposed:
+            continue
+        in_box = {t.track_id for t in view.resting_in(f"box_{box}")}
+        ids = {t.track_id for t in tracks}
+        if in_box != ids or not view.still(ids) or any(t.face_up is not False for t in tracks):
+            continue
+        pairs = split_pairs(tracks, cfg.pair_gap_ratio, cfg.pair_gap_norm)
+        if pairs is None:
+            continue
+        high, low, ranked = rank_pairs(*pairs, _faces(tracks))
+        old = memory.settings.get(box)
+        if old and {frozenset(old[0]), frozenset(old[1])} == {frozenset(high), frozenset(low)}:
+            continue
+        memory.settings[box] = (high, low)
+        events.append(HandSet(view.frame, view.time_s, box, high, low, ranked))
+    return events
+
+
+def _merged_boxes(view: FrameView, memory: RoundMemory) -> dict[frozenset[int], list[int]]:
+    """Boxes whose tiles lie together in one box, with the unknown tiles found among them."""
+    found: dict[frozenset[int], list[int]] = {}
+    for zone_box in range(1, BOX_COUNT + 1):
+        ids = [t.track_id for t in view.resting_in(f"box_{zone_box}")]
+        origins = {memory.delivered.get(i) for i in ids}
+        if len(origins) < 2 or origins == {None}:
+            continue
+        boxes = frozenset(o for o in origins if o is not None)
+        found[boxes] = [i for i in ids if i not in memory.delivered]
+    return found
+
+
+def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Tiles of two hands lying together: HandsMerged once per episode."""
+    if not memory.groups:
+        return []
+    found = _merged_boxes(view, memory)
+    events: list[TableEvent] = []
+    for boxes, unknown in found.items():
+        if boxes in memory.merges:
+            continue
+        ids = [i for b in sorted(boxes) for i in memory.hands.get(b, [])]
+        whole = not unknown and all(i in view.tracks for i in ids)
+        everything = tuple(sorted({*ids, *unknown}))
+        events.append(HandsMerged(view.frame, view.time_s, tuple(sorted(boxes)), everything, whole))
+    memory.merges = set(found)
+    return events
+
+
+def _exposed_pairs(
+    memory: RoundMemory, cfg: RoundConfig, box: int, tracks: list[Track]
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The pairs of an exposed hand: as seen lying now, else as set, else as delivered."""
+    pairs = split_pairs(tracks, cfg.pair_gap_ratio, cfg.pair_gap_norm)
+    if pairs is not None:
+        high, low, _ = rank_pairs(*pairs, _faces(tracks))
+        return high, low
+    if box in memory.settings:
+        return memory.settings[box]
+    ids = [t.track_id for t in tracks]
+    return tuple(ids[:2]), tuple(ids[2:])
+
+
+def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """A hand's four tiles face up and still: HandExposed (the chung box's is the bank's)."""
+    if not memory.delivery_done:
+        return []
+    events: list[TableEvent] = []
+    for box in sorted(memory.hands):
+        tracks = _hand_tracks(view, memory, box)
+        if tracks is None or box in memory.exposed or box in memory.collected:
+            continue
+        ids = [t.track_id for t in tracks]
+        if not view.still(ids) or any(t.face_up is not True for t in tracks):
+            continue
+        high, low = _exposed_pairs(memory, cfg, box, tracks)
+        faces = _faces(tracks)
+        memory.exposed.add(box)
+        if not memory.wagered:
+            memory.wagered = tuple(sorted(b for b, n in memory.chips.items() if n))
+        events.append(
+            HandExposed(
+                view.frame,
+                view.time_s,
+                box,
+                box == cfg.chung_box,
+                tuple(faces[i] for i in high),
+                tuple(faces[i] for i in low),
+                high,
+                low,
+            )
+        )
+        events += memory.advance(Phase.EXPOSURE, view.frame, view.time_s)
+    return events
+
+
+def _counter_clockwise_from_chung(cfg: RoundConfig) -> list[int]:
+    return [step_box(cfg.chung_box, k) for k in range(1, BOX_COUNT)]
+
+
+def _pushes(memory: RoundMemory, boxes: list[int], frame: int, time_s: float) -> list[TableEvent]:
+    """Wagered, unsettled boxes among ``boxes`` were passed over: pushes."""
+    events: list[TableEvent] = []
+    for box in boxes:
+        if box in memory.wagered and box not in memory.settled:
+            memory.settled.add(box)
+            events.append(BoxSettled(frame, time_s, box, Outcome.PUSH))
+    return events
+
+
+def settle_box(
+    view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int, paid: bool
+) -> list[TableEvent]:
+    """Chips of a wagered box moved during exposure: a win (``paid``) or a loss, plus pushes
+    for the wagered boxes passed over before it."""
+    if box not in memory.wagered or box in memory.settled:
+        return []
+    order = _counter_clockwise_from_chung(cfg)
+    passed = order[: order.index(box)] if box in order else []
+    events = _pushes(memory, passed, view.frame, view.time_s)
+    memory.settled.add(box)
+    memory.last_settle = (view.frame, view.time_s)
+    outcome = Outcome.WIN if paid else Outcome.LOSE
+    events.append(BoxSettled(view.frame, view.time_s, box, outcome))
+    return events + memory.advance(Phase.SETTLEMENT, view.frame, view.time_s)
+
+
+def _trailing_pushes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Boxes left once settlement is over are pushes, dated to the last settlement."""
+    frame, time_s = memory.last_settle or (view.frame, view.time_s)
+    return _pushes(memory, _counter_clockwise_from_chung(cfg), frame, time_s)
+
+
+def _settle_quiet(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Settlement quiet for ``settle_quiet_s``: the boxes not settled were pushes."""
+    if memory.phase is not Phase.SETTLEMENT or memory.last_settle is None:
+        return []
+    if view.time_s - memory.last_settle[1] < cfg.settle_quiet_s:
+        return []
+    return _trailing_pushes(view, memory, cfg)
+
+
+def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Close a round's open ends: a group still open; wagered boxes never settled are pushes."""
+    events: list[TableEvent] = list(memory.close_group())
+    if memory.phase.order >= Phase.EXPOSURE.order:
+        events += _trailing_pushes(view, memory, cfg)
+    return events
+
+
+HAND_STEPS = (_collect, _set, _merge, _expose, _settle_quiet)
+"""Steps after delivery, run each frame after the reconstructor's own."""

@@ -1,0 +1,161 @@
+"""The round reconstructor's configuration and its memory of the round in progress.
+
+:class:`RoundConfig` holds every threshold (units in the names); :class:`RoundMemory` the facts
+gathered so far in one round (mutable, private to the reconstructor); :func:`snapshot` turns
+memory and the latest frame into the frozen :class:`~pipeline.events.TableState`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from pipeline.events import GroupDelivered, Phase, PhaseChanged, TableState
+from pipeline.round_tracks import FrameView
+
+BOX_PREFIX = "box_"
+
+
+@dataclass(frozen=True)
+class RoundConfig:
+    """Thresholds of the round reconstructor; each line says what raising it trades."""
+
+    chung_box: int = 1  # the banker's box; 1 when the house banks
+    first_box_offset: int = 0  # rule-5.8 shift of the first box, in boxes
+    motion_norm: float = 0.04  # step per frame / long side that counts as moving; higher: less
+    # jitter read as motion, but a weak wash may go unseen
+    zone_hold_s: float = 0.15  # still in a zone this long to rest there; higher: fewer transit
+    # zones taken for destinations, later events
+    wash_min_tiles: int = 24  # face-down tiles in the work area for a wash; lower: a wash is
+    # seen with tiles missing, but collected hands moved about may pass for one
+    wash_min_moving_tiles: int = 3  # tiles moving at once to start a wash
+    wash_quiet_s: float = 0.5  # no tile moving this long ends the wash; lower: a pause in the
+    # wash splits it, higher: the wash end is reported later
+    woodpile_tiles: int = 32  # tiles resting in the woodpile for it to count as built
+    no_more_bets_quiet_s: float | None = 0.8  # no wager change this long after wagers were
+    # placed means "no more bets" (None: only the dice call it); lower: past posting is
+    # caught sooner, but a slow player's wager may be called late
+    dice_hold_s: float = 0.15  # three readable dice unchanged this long are read
+    dice_unread_s: float = 0.4  # a die unreadable this long means it is not flat
+    group_gap_s: float = 0.3  # tiles arriving in a box this close together form one group;
+    # higher: staggered arrivals join up, but two quick groups to one box merge
+    settle_quiet_s: float = 1.0  # no chip moving this long in settlement: the wagered boxes
+    # not yet settled were pushes; higher: fewer slow payouts taken for pushes, later pushes
+    pair_gap_ratio: float = 1.6  # middle gap / outer gaps of four tiles set as two pairs
+    pair_gap_norm: float = 0.6  # and the middle gap in tile long sides; higher: fewer rows
+    # read as set hands, but a tight setting may be missed
+
+
+@dataclass
+class Throw:
+    """The dice throw on the table now (None values: unread)."""
+
+    values: tuple[int | None, ...]
+    since_frame: int
+    since_s: float
+    reported: bool = False
+
+
+@dataclass
+class OpenGroup:
+    """Tiles arriving at one box that may still be joined by more."""
+
+    box: int
+    ids: list[int]
+    frame: int
+    time_s: float
+    last_s: float
+    order_seen: bool = True
+
+
+@dataclass
+class RoundMemory:
+    """Facts of the round in progress; a new wash starts a fresh one (``index`` + 1)."""
+
+    index: int = 0
+    phase: Phase = Phase.IDLE
+    wash_start_frame: int | None = None
+    wash_motion: tuple[int, float] | None = None  # last frame (index, time) with wash motion
+    last_wager_s: float | None = None
+    wagers_placed: bool = False
+    no_more_bets: bool = False
+    chips: dict[int, int] = field(default_factory=dict)
+    throw: Throw | None = None
+    dice: tuple[int, ...] | None = None
+    first_box: int | None = None
+    group: OpenGroup | None = None
+    groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
+    delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
+    hands: dict[int, list[int]] = field(default_factory=dict)  # box -> track ids
+    delivery_done: bool = False
+    collected: set[int] = field(default_factory=set)
+    settings: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
+    merges: set[frozenset[int]] = field(default_factory=set)
+    exposed: set[int] = field(default_factory=set)
+    wagered: tuple[int, ...] = ()
+    settled: set[int] = field(default_factory=set)
+    last_settle: tuple[int, float] | None = None  # frame (index, time) of the last settlement
+
+    def advance(self, to: Phase, frame: int, time_s: float) -> list[PhaseChanged]:
+        """Move forward to ``to`` (never back); the PhaseChanged event, if any."""
+        if to.order <= self.phase.order:
+            return []
+        before, self.phase = self.phase, to
+        return [PhaseChanged(frame, time_s, before, to, self.index)]
+
+    def close_group(self) -> list[GroupDelivered]:
+        """Close the open delivery group: record its hand; its GroupDelivered, if any."""
+        group, self.group = self.group, None
+        if group is None:
+            return []
+        order_index = len(self.groups)
+        self.groups.append((group.box, len(group.ids)))
+        self.hands.setdefault(group.box, []).extend(group.ids)
+        for track_id in group.ids:
+            self.delivered[track_id] = group.box
+        ids = tuple(group.ids)
+        return [
+            GroupDelivered(
+                group.frame, group.time_s, group.box, order_index, len(ids), ids, group.order_seen
+            )
+        ]
+
+
+def box_of(zone: str | None) -> int | None:
+    """Box number of a zone name such as ``box_3``; None for other zones.
+
+    >>> box_of("box_3"), box_of("woodpile")
+    (3, None)
+    """
+    if zone and zone.startswith(BOX_PREFIX) and zone[len(BOX_PREFIX) :].isdigit():
+        return int(zone[len(BOX_PREFIX) :])
+    return None
+
+
+def chips_per_box(view: FrameView) -> dict[int, int]:
+    """Chip stacks resting in each box this frame (boxes without chips left out)."""
+    counts: Counter[int] = Counter()
+    for chip in view.of_kind("chip"):
+        box = box_of(view.resting.get(chip.track_id))
+        if box is not None:
+            counts[box] += 1
+    return dict(counts)
+
+
+def snapshot(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> TableState:
+    """The frozen table state after ``view``'s frame."""
+    zones = Counter(t.zone or "unknown" for t in view.of_kind("tile"))
+    return TableState(
+        frame=view.frame,
+        time_s=view.time_s,
+        round_index=memory.index,
+        phase=memory.phase,
+        chung_box=cfg.chung_box,
+        dice=memory.dice,
+        first_box=memory.first_box,
+        no_more_bets=memory.no_more_bets,
+        delivery=tuple(box for box, _ in memory.groups),
+        tiles_per_zone=dict(zones),
+        hands={box: tuple(ids) for box, ids in memory.hands.items()},
+        chips_per_box=chips_per_box(view),
+    )

@@ -1,0 +1,175 @@
+"""Per-track memory for the round reconstructor: motion, the zone a track rests in, flips.
+
+The reconstructor reasons about *where things came to rest*, not about every pixel of their
+path: a tile carried from the woodpile to box 3 passes over other zones on the way. A track's
+*resting zone* changes once it has been in a new zone, and still there, for ``zone_hold_s``;
+the change is dated to the frame it entered that zone. Also here: the geometry that tells a set
+hand (two pairs with a gap) from a row of four, and ranking two pairs by their faces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from paigow.hands import hand_value
+from paigow.tiles import TileError, tile
+from vision.types import TILE_DOWN, TILE_UP, Track
+
+TILE_CLASSES = (TILE_DOWN, TILE_UP)
+PAIR = 2
+
+
+@dataclass(frozen=True, slots=True)
+class ZoneMove:
+    """A track came to rest in ``after`` (it rested in ``before``; None: first rest)."""
+
+    track_id: int
+    before: str | None
+    after: str
+    frame: int
+    time_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Flip:
+    """A tile track turned face up at ``frame`` (it was seen face down before)."""
+
+    track: Track
+    frame: int
+    time_s: float
+
+
+@dataclass(slots=True)
+class _Memo:
+    centre: tuple[float, float]
+    zone: str | None
+    zone_frame: int
+    zone_time_s: float
+    resting: str | None = None
+    face_up: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FrameView:
+    """What one frame says, digested: present tracks by id, which move, where each rests."""
+
+    frame: int
+    time_s: float
+    tracks: dict[int, Track]
+    moving: frozenset[int]
+    resting: dict[int, str | None]
+    moves: tuple[ZoneMove, ...]
+    flips: tuple[Flip, ...]
+
+    def of_kind(self, kind: str) -> list[Track]:
+        return [t for t in self.tracks.values() if t.kind == kind]
+
+    def resting_in(self, zone: str, kind: str = "tile") -> list[Track]:
+        """Tracks of ``kind`` whose resting zone is ``zone`` (present this frame)."""
+        return [t for t in self.of_kind(kind) if self.resting.get(t.track_id) == zone]
+
+    def still(self, ids) -> bool:
+        return not self.moving.intersection(ids)
+
+
+def long_side_px(xyxy: tuple[float, float, float, float]) -> float:
+    """Longer side of a box, at least one pixel."""
+    x1, y1, x2, y2 = xyxy
+    return max(x2 - x1, y2 - y1, 1.0)
+
+
+class TrackBook:
+    """Remembers each track between frames. ``update`` once per frame; ``reset`` to forget.
+
+    ``motion_norm``: a centre step per frame above this fraction of the object's long side
+    counts as moving. ``zone_hold_s``: time in a zone, still, before the track rests there.
+    """
+
+    def __init__(self, motion_norm: float, zone_hold_s: float) -> None:
+        self._motion_norm = motion_norm
+        self._zone_hold_s = zone_hold_s
+        self._memo: dict[int, _Memo] = {}
+
+    def reset(self) -> None:
+        self._memo.clear()
+
+    def update(self, tracks: list[Track], frame: int, time_s: float) -> FrameView:
+        """Digest one frame's tracks (the list is not modified)."""
+        moving: set[int] = set()
+        moves: list[ZoneMove] = []
+        flips: list[Flip] = []
+        for track in tracks:
+            memo = self._memo.get(track.track_id)
+            if memo is None:
+                memo = _Memo(track.centre_xy, track.zone, frame, time_s)
+                self._memo[track.track_id] = memo
+            if self._moved(memo, track):
+                moving.add(track.track_id)
+            if track.zone != memo.zone:
+                memo.zone, memo.zone_frame, memo.zone_time_s = track.zone, frame, time_s
+            rest = track.track_id not in moving and time_s - memo.zone_time_s >= self._zone_hold_s
+            if rest and memo.zone is not None and memo.zone != memo.resting:
+                moves.append(
+                    ZoneMove(
+                        track.track_id, memo.resting, memo.zone, memo.zone_frame, memo.zone_time_s
+                    )
+                )
+                memo.resting = memo.zone
+            if track.class_id in TILE_CLASSES and track.face_up is True and memo.face_up is False:
+                flips.append(Flip(track, frame, time_s))
+            if track.face_up is not None:
+                memo.face_up = track.face_up
+            memo.centre = track.centre_xy
+        present = {t.track_id: t for t in tracks}
+        resting = {tid: self._memo[tid].resting for tid in present}
+        return FrameView(
+            frame, time_s, present, frozenset(moving), resting, tuple(moves), tuple(flips)
+        )
+
+    def _moved(self, memo: _Memo, track: Track) -> bool:
+        (x0, y0), (x1, y1) = memo.centre, track.centre_xy
+        step = float(np.hypot(x1 - x0, y1 - y0))
+        return step > self._motion_norm * long_side_px(track.xyxy)
+
+
+def split_pairs(
+    tracks: list[Track], gap_ratio: float, gap_norm: float
+) -> tuple[tuple[int, int], tuple[int, int]] | None:
+    """Two pairs of track ids when four tiles lie as two pairs with a gap, else None.
+
+    The centres are ordered along their main axis; the middle gap must exceed ``gap_ratio``
+    times each outer gap and ``gap_norm`` tile long sides (a stack or an even row does not).
+    Pairs come in order along the axis.
+    """
+    if len(tracks) != 2 * PAIR:
+        return None
+    centres = np.array([t.centre_xy for t in tracks], dtype=np.float64)
+    offsets = centres - centres.mean(axis=0)
+    _, _, axes = np.linalg.svd(offsets, full_matrices=False)
+    along = offsets @ axes[0]
+    order = np.argsort(along)
+    gaps = np.diff(along[order])
+    size = float(np.median([long_side_px(t.xyxy) for t in tracks]))
+    if gaps[1] < gap_norm * size or gaps[1] < gap_ratio * max(gaps[0], gaps[2]):
+        return None
+    ids = [tracks[i].track_id for i in order]
+    return (ids[0], ids[1]), (ids[2], ids[3])
+
+
+def rank_pairs(
+    first: tuple[int, int], second: tuple[int, int], faces: dict[int, str | None]
+) -> tuple[tuple[int, int], tuple[int, int], bool]:
+    """``(high, low, ranked)``: the pair whose two faces make the better hand is high.
+
+    Unknown or unreadable faces, or two hands of equal value, keep the given order and say
+    ``ranked=False``.
+    """
+    try:
+        values = [hand_value(*(tile(faces[t] or "") for t in pair)) for pair in (first, second)]
+    except TileError:
+        return first, second, False
+    if values[0] == values[1]:
+        return first, second, False
+    return (first, second, True) if values[0] > values[1] else (second, first, True)

@@ -1,0 +1,146 @@
+"""Table layout files: validation messages, zones, homography, the default and scenario layouts."""
+
+import copy
+import importlib.util
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from pipeline.layout import (
+    LayoutError,
+    layout_from_scenario,
+    load_default_layout,
+    load_layout,
+    parse_layout,
+    spec_from_scenario,
+)
+from vision.synth.camera import Camera, CameraParams
+from vision.synth.table import default_layout, layout_dict
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_script(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def block() -> dict:
+    params = CameraParams(resolution_wh=(960, 540), px_per_mm=0.54, tilt_deg=8.0)
+    out = layout_dict(default_layout(), Camera.from_params(params))
+    out["resolution_wh"] = [960, 540]
+    return out
+
+
+@pytest.fixture()
+def spec(block) -> dict:
+    return copy.deepcopy(spec_from_scenario(block))
+
+
+def test_default_layout_has_every_zone_and_the_chung():
+    layout = load_default_layout()
+    assert sorted(layout.box_polygons_px) == list(range(1, 9))
+    assert {"woodpile", "dice_area", "float_tray", "work_area"} <= set(layout.zones_px)
+    assert layout.chung_box == 1 and layout.chung_zone == "box_1"
+    assert layout.image_size_wh == (1920, 1080)
+
+
+def test_default_yaml_is_what_the_script_writes(tmp_path):
+    out = tmp_path / "layout.yaml"
+    assert load_script("make_layout").main(["--out", str(out)]) == 0
+    committed = ROOT / "pipeline" / "data" / "default_layout.yaml"
+    assert out.read_text() == committed.read_text()
+
+
+def test_scenario_layout_reproduces_the_renderers_pixel_zones(block):
+    layout = layout_from_scenario({"layout": block, "resolution_wh": [960, 540]})
+    for name, polygon in block["zones_px"].items():
+        assert np.abs(layout.zones_px[name] - np.array(polygon)).max() < 0.2, name
+
+
+def test_zone_of_names_box_centres_and_off_table(block):
+    layout = layout_from_scenario({"layout": block})
+    centres = np.array([layout.zones_px[f"box_{n}"].mean(axis=0) for n in range(1, 9)])
+    far = np.array([[-500.0, -500.0]])
+    zones = layout.zone_of(np.vstack([centres, far]))
+    assert zones == [f"box_{n}" for n in range(1, 9)] + ["off_table"]
+    assert layout.zone_of(np.zeros((0, 2))) == []
+
+
+def test_image_to_table_inverts_table_to_image(block):
+    layout = layout_from_scenario({"layout": block})
+    mm = np.array([[0.0, 0.0], [-400.0, -300.0], [300.0, 250.0]])
+    assert np.allclose(layout.image_to_table(layout.table_to_image(mm)), mm, atol=1e-6)
+
+
+def test_pixel_zones_without_reference_points(spec, block):
+    spec["coordinates"] = "image_px"
+    del spec["reference_points"]
+    spec["boxes"] = {n: block["zones_px"][f"box_{n}"] for n in range(1, 9)}
+    spec["areas"] = {a: block["zones_px"][a] for a in spec["areas"]}
+    layout = parse_layout(spec)
+    assert layout.zone_of(np.array(block["zones_px"]["woodpile"]).mean(axis=0)) == ["woodpile"]
+    with pytest.raises(LayoutError, match="no reference_points"):
+        layout.image_to_table(np.zeros((1, 2)))
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda s: s.update(colour="green"), "unknown key 'colour'"),
+        (lambda s: s["areas"].update(bar=[[0, 0], [1, 0], [1, 1]]), "areas.bar"),
+        (lambda s: s["boxes"].update({9: s["boxes"][8]}), "boxes must be numbered 1-8"),
+        (lambda s: s["boxes"].pop(3), "boxes must be numbered 1-8"),
+        (lambda s: s["boxes"].update({1: [[0, 0], [1, 1]]}), "boxes.1"),
+        (lambda s: s["boxes"].update({1: [[0, 0, 0], [1, 1, 1], [2, 0, 1]]}), "boxes.1"),
+        (lambda s: s["areas"].pop("woodpile"), "areas misses woodpile"),
+        (lambda s: s.pop("reference_points"), "needs reference_points"),
+        (lambda s: s.update(chung_box=9), "chung_box"),
+        (lambda s: s.pop("coordinates"), "missing key 'coordinates'"),
+        (lambda s: s["reference_points"]["image_px"].pop(), "reference_points"),
+    ],
+)
+def test_bad_layouts_fail_with_one_line_naming_the_key(spec, edit, message):
+    edit(spec)
+    with pytest.raises(LayoutError, match=message) as err:
+        parse_layout(spec, "cam.yaml")
+    assert "\n" not in str(err.value) and str(err.value).startswith("cam.yaml: ")
+
+
+def test_collinear_reference_points_are_rejected(spec):
+    spec["reference_points"] = {
+        "table_mm": [[0, 0], [1, 0], [2, 0], [3, 0]],
+        "image_px": [[0, 0], [1, 0], [2, 0], [3, 0]],
+    }
+    with pytest.raises(LayoutError, match="degenerate"):
+        parse_layout(spec)
+
+
+def test_load_layout_file_errors(tmp_path, spec):
+    with pytest.raises(LayoutError, match="cannot read"):
+        load_layout(tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("boxes: [1, 2\n")
+    with pytest.raises(LayoutError, match="not valid YAML"):
+        load_layout(bad)
+    bad.write_text("- just a list\n")
+    with pytest.raises(LayoutError, match="mapping"):
+        load_layout(bad)
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(spec))
+    assert load_layout(good).chung_box == 1
+
+
+def test_make_layout_bad_input_exits_2(tmp_path, capsys):
+    code = load_script("make_layout").main(
+        ["--scenario", str(tmp_path / "none.json"), "--out", str(tmp_path / "x.yaml")]
+    )
+    assert code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1

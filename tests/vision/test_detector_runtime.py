@@ -1,0 +1,80 @@
+"""Detector pre/post-processing in numpy, the detections type, and model-file checks."""
+
+import json
+
+import numpy as np
+import pytest
+
+from vision.detector import Letterbox, ModelError, OnnxModel, decode, letterbox, nms
+from vision.faces import crop_square
+from vision.types import Detections
+
+
+def raw_output(boxes_cxcywh, class_scores) -> np.ndarray:
+    """A YOLO head output (1, 4 + C, N) from rows of boxes and per-class scores."""
+    return np.concatenate(
+        [np.asarray(boxes_cxcywh, np.float32), np.asarray(class_scores, np.float32)], axis=1
+    ).T[None]
+
+
+def test_letterbox_pads_centred_and_keeps_aspect():
+    img = np.full((540, 960, 3), 200, np.uint8)
+    t, lb = letterbox(img, (960, 544))
+    assert t.shape == (1, 3, 544, 960) and lb.ratio == 1.0 and lb.pad_xy == (0.0, 2.0)
+    assert np.allclose(t[0, :, 0, 0], 114 / 255) and np.allclose(t[0, :, 2, 0], 200 / 255)
+    t2, lb2 = letterbox(np.zeros((1080, 1920, 3), np.uint8), (960, 544))
+    assert lb2.ratio == 0.5 and t2.shape == (1, 3, 544, 960)
+
+
+def test_decode_maps_back_to_frame_pixels_and_filters():
+    raw = raw_output([[110, 52, 20, 40], [300, 200, 10, 10]], [[0.1, 0.9], [0.05, 0.1]])
+    det = decode(
+        raw, Letterbox(0.5, (10.0, 2.0)), min_confidence=0.25, iou_threshold=0.5, image_scale=1.0
+    )
+    assert len(det) == 1 and det.class_id.tolist() == [1]
+    # input (100..120, 32..72) minus pad (10, 2), divided by ratio 0.5
+    assert det.xyxy[0].tolist() == pytest.approx([180, 60, 220, 140])
+
+
+def test_nms_is_class_aware_in_decode():
+    same = [[50, 50, 20, 20], [51, 50, 20, 20]]
+    det = decode(raw_output(same, [[0.9, 0.0], [0.8, 0.0]]), Letterbox(1, (0, 0)), 0.25, 0.5)
+    assert len(det) == 1
+    det = decode(raw_output(same, [[0.9, 0.0], [0.0, 0.8]]), Letterbox(1, (0, 0)), 0.25, 0.5)
+    assert len(det) == 2  # different classes never suppress each other
+
+
+def test_nms_keeps_neighbours_below_threshold():
+    boxes = np.array([[0, 0, 10, 20], [10, 0, 20, 20], [1, 0, 11, 20]], float)
+    assert nms(boxes, np.array([0.9, 0.8, 0.7]), 0.6).tolist() == [0, 1]
+
+
+def test_detections_mask_returns_new_object():
+    d = Detections.from_arrays([[0, 0, 1, 1], [2, 2, 3, 3]], [0, 3], [0.5, 0.9])
+    sub = d[d.class_id == 3]
+    assert len(sub) == 1 and sub.confidence.tolist() == pytest.approx([0.9]) and len(d) == 2
+    with pytest.raises(ValueError, match="rows"):
+        Detections(d.xyxy, d.class_id[:1], d.confidence, d.face, d.face_confidence)
+
+
+def test_crop_square_centres_and_pads():
+    img = np.zeros((100, 100, 3), np.uint8)
+    img[40:60, 45:55] = 255
+    crop = crop_square(img, (45, 40, 55, 60), 32)
+    assert crop.shape == (32, 32, 3) and crop[16, 16].tolist() == [255, 255, 255]
+    assert crop_square(img, (-20, -20, 5, 5), 16).shape == (16, 16, 3)  # off the edge
+
+
+def test_missing_or_corrupt_models_are_one_clear_line(tmp_path):
+    with pytest.raises(ModelError, match=r"manifest\.json: missing"):
+        OnnxModel("detector", models_dir=tmp_path)
+    (tmp_path / "manifest.json").write_text(
+        json.dumps({"detector": {"file": "d.onnx", "sha256": "0" * 64, "input_wh": [960, 544]}})
+    )
+    with pytest.raises(ModelError, match=r"d\.onnx: model file missing"):
+        OnnxModel("detector", models_dir=tmp_path)
+    (tmp_path / "d.onnx").write_bytes(b"not a model")
+    with pytest.raises(ModelError, match="does not match the manifest"):
+        OnnxModel("detector", models_dir=tmp_path)
+    with pytest.raises(ModelError, match="no model named 'faces'"):
+        OnnxModel("faces", models_dir=tmp_path)

@@ -1,0 +1,165 @@
+"""Tile tracker: ids through hand occlusion, face memory, the 32-tile rule, stacks, no mutation,
+and tracking quality on a rendered round against a golden metric file.
+"""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pipeline.layout import layout_from_scenario
+from vision.faces import FACE_CLASSES
+from vision.tracker import Tracker, TrackerConfig
+from vision.types import CHIP, HAND, TILE_DOWN, TILE_UP, Detections
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "tracking.json"
+SIX_SIX = FACE_CLASSES.index("tile_6-6")
+
+
+def dets(boxes, classes, faces=None, confidence=0.9) -> Detections:
+    n = len(boxes)
+    d = Detections.from_arrays(np.array(boxes, float).reshape(n, 4), classes, [confidence] * n)
+    if faces is None:
+        return d
+    return d.with_faces(np.array(faces), np.where(np.array(faces) >= 0, 0.95, 0.0))
+
+
+def tile(x: float, y: float = 100.0) -> list[float]:
+    return [x, y, x + 10, y + 20]
+
+
+def by_id(tracks):
+    return {t.track_id: t for t in tracks}
+
+
+def test_a_tile_under_a_hand_keeps_its_id_and_box():
+    tracker = Tracker()
+    for f in range(3):
+        first = tracker.update(dets([tile(100), tile(200)], [TILE_DOWN] * 2), f)
+    hand = [80, 80, 140, 140]
+    for f in range(3, 30):  # the hand covers the first tile; the second is still seen
+        hidden = tracker.update(dets([hand, tile(200)], [HAND, TILE_DOWN]), f)
+    tile_tracks = [t for t in hidden if t.kind == "tile"]
+    assert [t.xyxy for t in tile_tracks] == [t.xyxy for t in first]
+    assert tile_tracks[0].last_seen_frame == 2
+    back = tracker.update(dets([tile(101), tile(200)], [TILE_DOWN] * 2), 30)
+    assert [t.track_id for t in back if t.kind == "tile"] == [t.track_id for t in first]
+
+
+def test_face_is_remembered_when_the_tile_turns_face_down():
+    tracker = Tracker()
+    tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 0)
+    [down] = tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 1)
+    assert down.face == "6-6" and down.face_up is False
+    other = FACE_CLASSES.index("tile_1-1")
+    [up] = tracker.update(dets([tile(100)], [TILE_UP], faces=[other]), 2)
+    assert up.face == "1-1" and up.face_up is True  # a new face-up episode: the new reading
+
+
+def test_die_value_is_read():
+    die = FACE_CLASSES.index("die_5")
+    [track] = Tracker().update(dets([[0, 0, 8, 8]], [3], faces=[die]), 0)
+    assert track.die_value == 5 and track.face is None and track.kind == "die"
+
+
+def test_a_33rd_tile_reuses_the_best_lost_track():
+    tracker = Tracker(TrackerConfig(max_tiles=4))
+    tracker.update(dets([tile(x) for x in (0, 100, 200, 300)], [TILE_DOWN] * 4), 0)
+    moved = [tile(x) for x in (0, 100, 200)] + [tile(700, 400)]  # the 4th reappears far away
+    tracks = tracker.update(dets(moved, [TILE_DOWN] * 4), 1)
+    assert sorted(t.track_id for t in tracks) == [1, 2, 3, 4]
+    assert by_id(tracks)[4].xyxy == tuple(tile(700, 400))
+
+
+def test_tiles_beyond_the_limit_with_none_lost_are_ignored_but_chips_are_not():
+    tracker = Tracker(TrackerConfig(max_tiles=2))
+    tracks = tracker.update(
+        dets([tile(0), tile(100), tile(200), tile(300)], [TILE_DOWN] * 3 + [CHIP]), 0
+    )
+    assert sorted(t.kind for t in tracks) == ["chip", "tile", "tile"]
+
+
+def test_a_tile_hidden_beneath_another_moves_with_it():
+    tracker = Tracker()
+    tracker.update(dets([tile(100), tile(300)], [TILE_DOWN] * 2), 0)
+    tracker.update(dets([tile(300)], [TILE_DOWN]), 1)  # tile 1 hidden (not by a hand)
+    for f, x in enumerate(range(290, 98, -2), start=2):  # tile 2 glides on top of it
+        tracker.update(dets([tile(x)], [TILE_DOWN]), f)
+    for f, x in enumerate(range(102, 140, 2), start=200):  # the stack is pushed right
+        tracks = tracker.update(dets([tile(x)], [TILE_DOWN]), f)
+    beneath, top = by_id(tracks)[1], by_id(tracks)[2]
+    assert beneath.last_seen_frame == 0
+    assert beneath.xyxy == pytest.approx(top.xyxy, abs=3.0)  # within a third of a tile
+
+
+def test_update_never_mutates_the_callers_arrays():
+    d = dets([tile(0), tile(100)], [TILE_UP, TILE_DOWN], faces=[SIX_SIX, -1])
+    copies = [a.copy() for a in (d.xyxy, d.class_id, d.confidence, d.face, d.face_confidence)]
+    tracker = Tracker()
+    for f in range(3):
+        tracker.update(d, f)
+    tracker.update(dets([tile(5)], [TILE_DOWN]), 3)
+    for before, after in zip(
+        copies, (d.xyxy, d.class_id, d.confidence, d.face, d.face_confidence), strict=True
+    ):
+        assert np.array_equal(before, after)
+
+
+def test_reset_restarts_ids_and_instances_do_not_share_them():
+    a, b = Tracker(), Tracker()
+    a.update(dets([tile(0)], [TILE_DOWN]), 0)
+    assert [t.track_id for t in b.update(dets([tile(0)], [TILE_DOWN]), 0)] == [1]
+    a.reset()
+    assert a.update(Detections(), 0) == []
+    assert [t.track_id for t in a.update(dets([tile(0)], [TILE_DOWN]), 1)] == [1]
+
+
+def test_hands_expire_and_weak_detections_only_continue_tracks():
+    tracker = Tracker(TrackerConfig(other_max_age_frames=2))
+    tracker.update(dets([[0, 0, 50, 50]], [HAND]), 0)
+    assert tracker.update(Detections(), 3) == []
+    assert tracker.update(dets([tile(0)], [TILE_DOWN], confidence=0.3), 4) == []
+
+
+def test_zone_is_filled_from_the_layout():
+    tracker = Tracker(zone_of=lambda xy: ["box_3"] * len(xy))
+    [track] = tracker.update(dets([tile(0)], [TILE_DOWN]), 0)
+    assert track.zone == "box_3"
+
+
+def _evaluation():
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_tracking", ROOT / "scripts" / "evaluate_tracking.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["evaluate_tracking"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_tracking_quality_on_a_rendered_round_holds_the_golden_metrics(tmp_path):
+    from vision.synth.clip import ClipConfig, render_scenario
+    from vision.synth.scenario import ScenarioTiming
+
+    golden = json.loads(GOLDEN.read_text())
+    sc = golden["scenario"]
+    folder = tmp_path / "clip"
+    render_scenario(
+        sc["seed"],
+        tuple(sc["injections"]),
+        folder,
+        ClipConfig(scale=sc["scale"]),
+        ScenarioTiming(fps=sc["fps"]),
+        progress=False,
+    )
+    ev = _evaluation()
+    segments = ev.track_noisy_truth(folder, ev.NoiseConfig(), golden["noise_seed"])
+    scores = ev.mot_scores(segments)
+    for name in ("idf1", "mota"):
+        assert scores[name] >= golden[name] - golden["tolerance"], (name, scores)
+    assert layout_from_scenario(folder / "scenario.json").chung_box == 1

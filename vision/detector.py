@@ -1,0 +1,233 @@
+"""ONNX models on onnxruntime (the only module that imports it): the detector and the face reader.
+
+Pre- and post-processing are plain numpy: :func:`letterbox`, :func:`decode` (YOLO head output
+``(1, 4 + C, N)``: centre x, centre y, width, height in input pixels, then C class scores) and
+:func:`nms`. Models are checked against the sha256 in ``models/manifest.json`` when loaded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.faces import FACE_CLASSES, FACE_INPUT_PX, FaceReading, crop_square, reading
+from vision.types import DETECTOR_CLASSES, DIE, TILE_UP, Detections, Frame
+
+MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
+PAD_VALUE = 114
+
+
+class ModelError(ValueError):
+    """A model file that is missing, corrupt or does not match its manifest entry."""
+
+
+@dataclass(frozen=True)
+class DetectorConfig:
+    """Thresholds of the detector; the trade-offs are in the comments."""
+
+    min_confidence: float = 0.25  # lower: more recall on small or occluded objects, more noise
+    iou_threshold: float = 0.6  # higher: keeps overlapping neighbours (tiles set side by side)
+    scale: float = 0.5  # frame scale the detector runs at (its training scale)
+    threads: int = 2
+
+
+@dataclass(frozen=True)
+class Letterbox:
+    """How an image was fitted into the network input: ``input = image * ratio + pad``."""
+
+    ratio: float
+    pad_xy: tuple[float, float]
+
+
+def letterbox(image: np.ndarray, input_wh: tuple[int, int]) -> tuple[np.ndarray, Letterbox]:
+    """Resize keeping aspect and pad (centred, grey 114) to ``input_wh``.
+
+    Returns the NCHW float32 tensor in [0, 1] (RGB) and the transform.
+
+    >>> t, lb = letterbox(np.zeros((540, 960, 3), np.uint8), (960, 544))
+    >>> t.shape, lb.ratio, lb.pad_xy
+    ((1, 3, 544, 960), 1.0, (0.0, 2.0))
+    """
+    h, w = image.shape[:2]
+    in_w, in_h = input_wh
+    r = min(in_w / w, in_h / h)
+    new_w, new_h = round(w * r), round(h * r)
+    if (new_w, new_h) != (w, h):
+        image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
+    px, py = (in_w - new_w) / 2, (in_h - new_h) / 2
+    top, left = round(py - 0.1), round(px - 0.1)
+    canvas = cv2.copyMakeBorder(
+        image,
+        top,
+        in_h - new_h - top,
+        left,
+        in_w - new_w - left,
+        cv2.BORDER_CONSTANT,
+        value=(PAD_VALUE,) * 3,
+    )
+    tensor = canvas[:, :, ::-1].transpose(2, 0, 1)[None].astype(np.float32) / 255.0
+    return np.ascontiguousarray(tensor), Letterbox(r, (float(left), float(top)))
+
+
+def nms(xyxy: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
+    """Greedy non-maximum suppression; returns kept indices, best first.
+
+    >>> nms(np.array([[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]], float),
+    ...     np.array([0.9, 0.8, 0.7]), 0.5).tolist()
+    [0, 2]
+    """
+    order = np.argsort(-scores)
+    areas = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
+    keep = []
+    while order.size:
+        i, rest = order[0], order[1:]
+        keep.append(i)
+        tl = np.maximum(xyxy[i, :2], xyxy[rest, :2])
+        br = np.minimum(xyxy[i, 2:], xyxy[rest, 2:])
+        inter = np.prod(np.clip(br - tl, 0, None), axis=1)
+        iou = inter / (areas[i] + areas[rest] - inter + 1e-9)
+        order = rest[iou <= iou_threshold]
+    return np.array(keep, dtype=np.int64)
+
+
+def decode(
+    raw: np.ndarray,
+    lb: Letterbox,
+    min_confidence: float,
+    iou_threshold: float,
+    image_scale: float = 1.0,
+) -> Detections:
+    """YOLO output ``(1, 4 + C, N)`` -> detections in pixels of the original frame.
+
+    ``image_scale`` is the factor the frame was resized by before the letterbox.
+    """
+    pred = raw[0].T  # (N, 4 + C)
+    scores_all = pred[:, 4:]
+    class_id = scores_all.argmax(axis=1)
+    scores = scores_all[np.arange(len(pred)), class_id]
+    keep = scores >= min_confidence
+    pred, class_id, scores = pred[keep], class_id[keep], scores[keep]
+    cx, cy, w, h = pred[:, 0], pred[:, 1], pred[:, 2], pred[:, 3]
+    xyxy = np.column_stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2])
+    offset = class_id[:, None] * 10_000.0  # class-aware NMS in one pass
+    kept = nms(xyxy + offset, scores, iou_threshold)
+    xyxy = xyxy[kept]
+    xyxy[:, [0, 2]] -= lb.pad_xy[0]
+    xyxy[:, [1, 3]] -= lb.pad_xy[1]
+    xyxy /= lb.ratio * image_scale
+    return Detections.from_arrays(xyxy, class_id[kept], scores[kept])
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def load_manifest(models_dir: Path = MODELS_DIR) -> dict:
+    path = models_dir / "manifest.json"
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelError(f"{path}: missing (the shipped models are listed there)") from None
+    except json.JSONDecodeError as exc:
+        raise ModelError(f"{path}: not valid JSON ({exc})") from None
+
+
+class OnnxModel:
+    """An ONNX model checked against its manifest entry and run on onnxruntime (CPU)."""
+
+    def __init__(self, name: str, threads: int = 2, models_dir: Path = MODELS_DIR):
+        import onnxruntime as ort
+
+        manifest = load_manifest(models_dir)
+        if name not in manifest:
+            raise ModelError(f"{models_dir / 'manifest.json'}: no model named {name!r}")
+        self.entry = manifest[name]
+        path = models_dir / self.entry["file"]
+        if not path.is_file():
+            raise ModelError(f"{path}: model file missing")
+        digest = _sha256(path)
+        if digest != self.entry["sha256"]:
+            raise ModelError(
+                f"{path}: sha256 {digest[:12]}... does not match the manifest's "
+                f"{self.entry['sha256'][:12]}... (corrupt or replaced file)"
+            )
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        try:
+            self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own types for broken graphs
+            raise ModelError(f"{path}: cannot be loaded by onnxruntime ({exc})") from None
+        self.input_name = self.session.get_inputs()[0].name
+        self.input_wh = tuple(self.entry["input_wh"])
+
+    def run(self, tensor: np.ndarray) -> np.ndarray:
+        return self.session.run(None, {self.input_name: tensor})[0]
+
+
+class Detector:
+    """Frame -> detections (tiles up/down, chips, dice, hands) in full-frame pixels."""
+
+    def __init__(self, config: DetectorConfig | None = None, models_dir: Path = MODELS_DIR):
+        self.config = config or DetectorConfig()
+        self.model = OnnxModel("detector", self.config.threads, models_dir)
+        if tuple(self.model.entry["classes"]) != DETECTOR_CLASSES:
+            raise ModelError(
+                f"detector classes {self.model.entry['classes']} are not {list(DETECTOR_CLASSES)}"
+            )
+
+    def __call__(self, frame: Frame) -> Detections:
+        s = self.config.scale
+        image = frame.image
+        if s != 1.0:
+            h, w = image.shape[:2]
+            image = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+        tensor, lb = letterbox(image, self.model.input_wh)
+        raw = self.model.run(tensor)
+        return decode(raw, lb, self.config.min_confidence, self.config.iou_threshold, s)
+
+
+class FaceReader:
+    """Reads tile faces and die values from full-resolution crops around detections."""
+
+    def __init__(self, threads: int = 2, models_dir: Path = MODELS_DIR, batch: int = 32):
+        self.model = OnnxModel("faces", threads, models_dir)
+        if tuple(self.model.entry["classes"]) != FACE_CLASSES:
+            raise ModelError(
+                "face reader classes in the manifest do not match vision.faces.FACE_CLASSES"
+            )
+        self.batch = batch
+
+    def read_crops(self, crops: np.ndarray) -> list[FaceReading]:
+        """``crops (N, S, S, 3)`` uint8 BGR squares -> one reading each."""
+        probs = self.probs(crops)
+        return [reading(int(k), float(p[k])) for k, p in zip(probs.argmax(1), probs, strict=True)]
+
+    def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
+        """Fill ``face``/``face_confidence`` for face-up tiles and dice."""
+        want = np.flatnonzero(np.isin(detections.class_id, (TILE_UP, DIE)))
+        face = detections.face.copy()
+        conf = detections.face_confidence.copy()
+        if len(want):
+            crops = np.stack([crop_square(image, detections.xyxy[i], FACE_INPUT_PX) for i in want])
+            probs = self.probs(crops)
+            face[want] = probs.argmax(axis=1)
+            conf[want] = probs.max(axis=1)
+        return detections.with_faces(face, conf)
+
+    def probs(self, crops: np.ndarray) -> np.ndarray:
+        """``crops (N, S, S, 3)`` uint8 BGR -> class probabilities ``(N, 27)``."""
+        chunks = []
+        for i in range(0, len(crops), self.batch):
+            chunk = crops[i : i + self.batch][..., ::-1].transpose(0, 3, 1, 2)
+            chunks.append(self.model.run(np.ascontiguousarray(chunk, dtype=np.float32) / 255.0))
+        return np.concatenate(chunks)

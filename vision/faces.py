@@ -1,0 +1,62 @@
+"""Face reader: tile identity (21 faces) and die value (1-6) from full-resolution crops.
+
+The detector runs on a downscaled frame; faces are read from the full-resolution frame, cut
+square around the detection's box. One small classifier covers both: 27 classes,
+``tile_<face>`` and ``die_<value>``. A face needs reading once per track, not every frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from paigow.tiles import FACES
+
+TILE_FACES = tuple(sorted(FACES))
+# Sorted by name: the order ultralytics gives class folders, so the model's output index i is
+# FACE_CLASSES[i] (the face reader checks this against the manifest when it loads).
+FACE_CLASSES = tuple(sorted([f"tile_{f}" for f in TILE_FACES] + [f"die_{v}" for v in range(1, 7)]))
+FACE_INPUT_PX = 96
+CROP_MARGIN = 0.12  # fraction of the box's long side added around it
+
+
+def crop_square(image: np.ndarray, xyxy, size: int = FACE_INPUT_PX) -> np.ndarray:
+    """A ``(size, size, 3)`` crop centred on the box, side = long side x (1 + 2 margin).
+
+    Pixels outside the image are filled by replicating its border.
+
+    >>> crop_square(np.zeros((50, 80, 3), np.uint8), (10, 10, 30, 20), 32).shape
+    (32, 32, 3)
+    """
+    x1, y1, x2, y2 = (float(v) for v in xyxy)
+    side = max(x2 - x1, y2 - y1) * (1 + 2 * CROP_MARGIN)
+    cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+    half = max(side / 2, 1.0)
+    ix1, iy1 = int(np.floor(cx - half)), int(np.floor(cy - half))
+    ix2, iy2 = int(np.ceil(cx + half)), int(np.ceil(cy + half))
+    h, w = image.shape[:2]
+    pad = max(0, -ix1, -iy1, ix2 - w, iy2 - h)
+    if pad:
+        image = cv2.copyMakeBorder(image, pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+        ix1, iy1, ix2, iy2 = ix1 + pad, iy1 + pad, ix2 + pad, iy2 + pad
+    crop = image[iy1:iy2, ix1:ix2]
+    return cv2.resize(crop, (size, size), interpolation=cv2.INTER_AREA)
+
+
+@dataclass(frozen=True, slots=True)
+class FaceReading:
+    """``face`` ("6-6") for a tile or ``die_value`` (1-6) for a die, with the probability."""
+
+    face: str | None
+    die_value: int | None
+    confidence: float
+
+
+def reading(class_index: int, confidence: float) -> FaceReading:
+    name = FACE_CLASSES[class_index]
+    kind, _, value = name.partition("_")
+    if kind == "tile":
+        return FaceReading(value, None, confidence)
+    return FaceReading(None, int(value), confidence)

@@ -1,0 +1,393 @@
+"""Tile tracker for a static table camera: ByteTrack-style matching plus what the table knows.
+
+Association core: per frame, Hungarian assignment (``scipy.optimize.linear_sum_assignment``) on
+a cost of ``(1 - IoU)`` plus centre distance in track-box diagonals, in ByteTrack's two stages
+(confident detections against all tracks, then weak detections against tracks seen last frame).
+Table knowledge on top:
+
+- tiles never vanish: a tile track is kept (long max age) and does not move while unseen; a tile
+  hidden under a hand stays where it was; a tile hidden beneath another tile (a stack) moves with
+  the tile on top;
+- lost tile tracks are re-acquired by a third, wider stage, preferring recently lost tracks and
+  tracks whose known face agrees with the detection's read face;
+- there are exactly ``max_tiles`` (32) tiles: a tile detection that would make a 33rd track is
+  given to the best lost tile track instead;
+- face memory: the face read while face up is kept when the tile turns face down.
+
+Classes are matched within their kind (``tile_down`` and ``tile_up`` are one kind: tiles turn).
+The tracker owns its id counter and never mutates the caller's arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from vision.faces import FACE_CLASSES, reading
+from vision.types import DIE, HAND, TILE_DOWN, TILE_UP, Detections, Track
+
+_INFEASIBLE = 1e9  # cost of a forbidden pair (implementation constant, not a threshold)
+
+ZoneOf = Callable[[np.ndarray], list[str]]
+
+
+@dataclass(frozen=True)
+class TrackerConfig:
+    """Thresholds, each with the trade-off it makes."""
+
+    # ByteTrack split: higher trusts fewer detections in stage 1, leaving more to stage 2.
+    high_confidence: float = 0.5
+    # Detections below this are ignored; lower rescues faint tiles, admits more clutter.
+    low_confidence: float = 0.1
+    # Stage 1-2 gate, centre distance in track-box diagonals: higher follows faster pushes,
+    # lower avoids swaps between neighbours in a dense woodpile.
+    match_gate_norm: float = 1.0
+    # Weight of centre distance against (1 - IoU) in the match cost.
+    distance_weight: float = 0.5
+    # Stage 3 gate for re-acquiring a lost tile, in diagonals: higher finds moved tiles again,
+    # lower leaves distant re-appearances to the 32-tile rule.
+    reacquire_gate_norm: float = 8.0
+    # Match cost per frame a track has been lost (capped): a tile gliding onto a hidden one
+    # keeps its own track; higher prefers tracks just seen over tiles seen again in place.
+    lost_frame_cost: float = 0.02
+    lost_frame_cost_cap_frames: int = 40
+    # Added when a detection's read face differs from the track's known face; higher trusts
+    # the face reader over geometry.
+    face_mismatch_cost: float = 1.0
+    # Face readings below this confidence are not used (tiles and dice).
+    min_face_confidence: float = 0.5
+    # Tiles on the table: a detection that would make one more tile track re-uses a lost one.
+    max_tiles: int = 32
+    # Frames an unseen tile track is kept; tiles do not vanish, so very long.
+    tile_max_age_frames: int = 100_000
+    # Frames an unseen chip, die or hand track is kept: higher bridges longer occlusions.
+    other_max_age_frames: int = 25
+    # Fraction of a lost tile's box under a hand for it to count as hidden by that hand.
+    hand_cover_frac: float = 0.3
+    # IoU of a lost tile with a seen tile for it to count as beneath it (moves with it).
+    carry_min_iou: float = 0.5
+    # Weight of the newest displacement in the velocity average (0: no motion model). Off by
+    # default: tiles move in short eased glides, and on noisy boxes the estimate hurt (IDF1
+    # 0.60 -> 0.54 at 0.9 on a 25 fps scenario); a hand-tracking model may want it.
+    velocity_smoothing: float = 0.0
+
+
+@dataclass
+class _State:
+    """Mutable per-track state, private to the tracker."""
+
+    track_id: int
+    xyxy: np.ndarray  # (4,) float64 px
+    class_id: int
+    confidence: float
+    first_frame: int
+    last_seen: int
+    velocity: np.ndarray = field(default_factory=lambda: np.zeros(4))
+    face_votes: dict[int, float] = field(default_factory=dict)
+    turned_down: bool = False  # seen face down since the last face reading
+    carrier: int | None = None  # id of the tile this hidden tile lies beneath
+
+    @property
+    def is_tile(self) -> bool:
+        return self.class_id in (TILE_DOWN, TILE_UP)
+
+
+def kind_of(class_id: np.ndarray) -> np.ndarray:
+    """Matching kind per class id ``(N,)``: both tile classes map to ``TILE_DOWN``."""
+    class_id = np.asarray(class_id)
+    return np.where(class_id == TILE_UP, TILE_DOWN, class_id)
+
+
+def iou_matrix(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
+    """IoU of boxes ``a (A, 4)`` against ``b (B, 4)``; returns ``(A, B)``.
+
+    >>> iou_matrix(np.array([[0, 0, 2, 2]]), np.array([[1, 0, 3, 2], [5, 5, 6, 6]])).round(3)
+    array([[0.333, 0.   ]])
+    """
+    inter = _intersection(a_xyxy, b_xyxy)
+    union = _area(a_xyxy)[:, None] + _area(b_xyxy)[None, :] - inter
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
+
+
+def cover_matrix(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
+    """Fraction of each box ``a (A, 4)`` covered by each box ``b (B, 4)``; returns ``(A, B)``."""
+    inter = _intersection(a_xyxy, b_xyxy)
+    area = _area(a_xyxy)[:, None]
+    return np.divide(inter, area, out=np.zeros_like(inter), where=area > 0)
+
+
+def centre_distance_norm(track_xyxy: np.ndarray, det_xyxy: np.ndarray) -> np.ndarray:
+    """Centre distance ``(T, D)`` from tracks to detections, in units of each track's diagonal."""
+    tc = (track_xyxy[:, :2] + track_xyxy[:, 2:]) / 2
+    dc = (det_xyxy[:, :2] + det_xyxy[:, 2:]) / 2
+    diag = np.hypot(*(track_xyxy[:, 2:] - track_xyxy[:, :2]).T)
+    dist = np.linalg.norm(tc[:, None, :] - dc[None, :, :], axis=2)
+    return dist / np.maximum(diag, 1.0)[:, None]
+
+
+def _area(xyxy: np.ndarray) -> np.ndarray:
+    xyxy = np.asarray(xyxy, np.float64)
+    return np.clip(xyxy[:, 2] - xyxy[:, 0], 0, None) * np.clip(xyxy[:, 3] - xyxy[:, 1], 0, None)
+
+
+def _intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    lt = np.maximum(a[:, None, :2], b[None, :, :2])
+    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    wh = np.clip(rb - lt, 0, None)
+    return wh[..., 0] * wh[..., 1]
+
+
+def assign(cost: np.ndarray, feasible: np.ndarray) -> list[tuple[int, int]]:
+    """Minimum-cost one-to-one pairs ``(row, col)`` among feasible entries of ``cost (R, C)``."""
+    if cost.size == 0 or not feasible.any():
+        return []
+    rows, cols = linear_sum_assignment(np.where(feasible, cost, _INFEASIBLE))
+    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if feasible[r, c]]
+
+
+@dataclass(frozen=True)
+class _Dets:
+    """The detections of one frame as float64/int copies, with the face each reads (or -1)."""
+
+    xyxy: np.ndarray
+    class_id: np.ndarray
+    confidence: np.ndarray
+    face: np.ndarray
+
+    @classmethod
+    def of(cls, d: Detections, min_face_confidence: float) -> _Dets:
+        face = np.where(np.asarray(d.face_confidence) >= min_face_confidence, d.face, -1)
+        return cls(
+            np.array(d.xyxy, np.float64).reshape(-1, 4),
+            np.array(d.class_id, np.int64),
+            np.array(d.confidence, np.float64),
+            np.asarray(face, np.int64),
+        )
+
+
+class Tracker:
+    """Tracks tiles, chips, dice and hands; see the module docstring.
+
+    ``zone_of`` (for example ``pipeline.layout.Layout.zone_of``) names the zone of box centres
+    ``(N, 2)`` px; without it ``Track.zone`` is None. Call :meth:`update` once per frame.
+    """
+
+    def __init__(self, config: TrackerConfig | None = None, zone_of: ZoneOf | None = None):
+        self.config = config or TrackerConfig()
+        self._zone_of = zone_of
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every track and restart ids at 1."""
+        self._tracks: list[_State] = []
+        self._next_id = 1
+        self._last_frame: int | None = None
+
+    def update(self, detections: Detections, frame_index: int) -> list[Track]:
+        """Associate one frame's detections; returns every live track (seen or coasting).
+
+        A track with ``last_seen_frame < frame_index`` was not matched this frame: it is hidden
+        (tiles keep their last box, or move with the tile above them).
+        """
+        cfg = self.config
+        dets = _Dets.of(detections, cfg.min_face_confidence)
+        before = {t.track_id: t.xyxy.copy() for t in self._tracks}
+        predicted = self._predicted_boxes()
+        valid = np.flatnonzero(dets.confidence >= cfg.low_confidence)
+        high = valid[dets.confidence[valid] >= cfg.high_confidence]
+        low = valid[dets.confidence[valid] < cfg.high_confidence]
+        recent = np.array(
+            [i for i, t in enumerate(self._tracks) if t.last_seen == self._last_frame], np.int64
+        )
+        # Lost tracks take part in stage 1: on a still table, a tile seen again where it was is
+        # better evidence than a neighbour's track that lost its own detection.
+        every = np.arange(len(self._tracks))
+        pairs = self._match(dets, high, every, predicted, cfg.match_gate_norm)
+        pairs += self._match(
+            dets, _unused(low, pairs, 1), _unused(recent, pairs, 0), predicted, cfg.match_gate_norm
+        )
+        pairs += self._reacquire(dets, _unused(high, pairs, 1), pairs, cfg.reacquire_gate_norm)
+        pairs += self._spawn_or_reuse(dets, _unused(high, pairs, 1), pairs, frame_index)
+        matched = {self._tracks[t].track_id for t, _ in pairs}
+        for t, d in pairs:
+            self._apply(self._tracks[t], dets, d, frame_index)
+        self._coast(matched, before, dets)
+        self._expire(frame_index)
+        self._last_frame = frame_index
+        return self._snapshots(frame_index)
+
+    # --- matching stages ---
+    def _predicted_boxes(self) -> np.ndarray:
+        """Track boxes ``(T, 4)`` expected now: moved by velocity only if seen last frame."""
+        boxes = [
+            t.xyxy + (t.velocity if t.last_seen == self._last_frame else 0.0) for t in self._tracks
+        ]
+        return np.array(boxes, np.float64).reshape(-1, 4)
+
+    def _cost(self, dets: _Dets, d_idx: np.ndarray, t_idx: np.ndarray, boxes: np.ndarray):
+        """Match cost and centre distance ``(T, D)`` between tracks and detections."""
+        cfg = self.config
+        tb, db = boxes[t_idx], dets.xyxy[d_idx]
+        dist = centre_distance_norm(tb, db)
+        cost = (1.0 - iou_matrix(tb, db)) + cfg.distance_weight * dist
+        track_faces = np.array([self._known_face(self._tracks[t]) for t in t_idx], np.int64)
+        det_faces = dets.face[d_idx]
+        clash = (track_faces[:, None] >= 0) & (det_faces[None, :] >= 0)
+        clash &= track_faces[:, None] != det_faces[None, :]
+        cost = cost + cfg.face_mismatch_cost * clash
+        lost_for = np.array([self._frames_lost(self._tracks[t]) for t in t_idx], np.float64)
+        cost = (
+            cost
+            + cfg.lost_frame_cost * np.minimum(lost_for, cfg.lost_frame_cost_cap_frames)[:, None]
+        )
+        same_kind = kind_of(self._class_ids(t_idx))[:, None] == kind_of(dets.class_id[d_idx])[None]
+        return cost, dist, same_kind
+
+    def _match(self, dets, d_idx, t_idx, boxes, gate_norm: float) -> list[tuple[int, int]]:
+        if len(d_idx) == 0 or len(t_idx) == 0:
+            return []
+        cost, dist, same_kind = self._cost(dets, d_idx, t_idx, boxes)
+        pairs = assign(cost, same_kind & (dist <= gate_norm))
+        return [(int(t_idx[r]), int(d_idx[c])) for r, c in pairs]
+
+    def _reacquire(self, dets, d_idx, pairs, gate_norm: float) -> list[tuple[int, int]]:
+        """Stage 3: confident detections left over against every unmatched track, lost ones
+        included (wider gate; a cost per frame lost prefers the track just lost).
+        """
+        t_idx = _unused(np.arange(len(self._tracks)), pairs, 0)
+        if len(d_idx) == 0 or len(t_idx) == 0:
+            return []
+        boxes = np.array([t.xyxy for t in self._tracks], np.float64).reshape(-1, 4)
+        cost, dist, same_kind = self._cost(dets, d_idx, t_idx, boxes)
+        feasible = same_kind & (dist <= gate_norm)
+        return [(int(t_idx[r]), int(d_idx[c])) for r, c in assign(cost, feasible)]
+
+    def _spawn_or_reuse(self, dets, d_idx, pairs, frame_index: int):
+        """New tracks for the rest; a tile beyond ``max_tiles`` takes the best lost tile track."""
+        out: list[tuple[int, int]] = []
+        n_tiles = sum(t.is_tile for t in self._tracks)
+        for d in d_idx:
+            is_tile = kind_of(dets.class_id[d]) == TILE_DOWN
+            if is_tile and n_tiles >= self.config.max_tiles:
+                continue
+            self._tracks.append(self._new_state(dets, int(d), frame_index))
+            out.append((len(self._tracks) - 1, int(d)))
+            n_tiles += bool(is_tile)
+        spawned = {d for _, d in out}
+        rest = np.array([d for d in d_idx if d not in spawned], np.int64)
+        return out + self._reacquire(dets, rest, pairs + out, gate_norm=np.inf)
+
+    def _new_state(self, dets: _Dets, d: int, frame_index: int) -> _State:
+        state = _State(
+            self._next_id,
+            dets.xyxy[d].copy(),
+            int(dets.class_id[d]),
+            float(dets.confidence[d]),
+            frame_index,
+            frame_index - 1,
+        )
+        self._next_id += 1
+        return state
+
+    # --- state updates ---
+    def _apply(self, t: _State, dets: _Dets, d: int, frame_index: int) -> None:
+        """Move a matched track onto its detection; update velocity and face memory."""
+        box = dets.xyxy[d]
+        alpha = self.config.velocity_smoothing
+        if t.last_seen == self._last_frame and self._last_frame is not None:
+            t.velocity = alpha * (box - t.xyxy) + (1 - alpha) * t.velocity
+        else:
+            t.velocity = np.zeros(4)
+        t.xyxy, t.class_id = box.copy(), int(dets.class_id[d])
+        t.confidence, t.last_seen, t.carrier = float(dets.confidence[d]), frame_index, None
+        self._remember_face(t, int(dets.face[d]), float(dets.confidence[d]))
+
+    def _remember_face(self, t: _State, face: int, weight: float) -> None:
+        if t.class_id == TILE_DOWN:
+            t.turned_down = True
+            return
+        if face < 0 or t.class_id not in (TILE_UP, DIE):
+            return
+        if FACE_CLASSES[face].startswith("die_") != (t.class_id == DIE):
+            return  # a tile read as a die or the reverse: ignore the reading
+        if t.class_id == DIE or t.turned_down:
+            # Dice are re-rolled; a tile turned up again shows what it shows now.
+            t.face_votes, t.turned_down = {}, False
+        t.face_votes[face] = t.face_votes.get(face, 0.0) + weight
+
+    def _coast(self, matched: set[int], before: dict[int, np.ndarray], dets: _Dets) -> None:
+        """Unseen tiles: still under a hand; beneath a seen tile they move with it."""
+        cfg = self.config
+        hands = dets.xyxy[dets.class_id == HAND]
+        seen = [t for t in self._tracks if t.track_id in matched and t.is_tile]
+        shift = {t.track_id: t.xyxy - before.get(t.track_id, t.xyxy) for t in seen}
+        for t in self._tracks:
+            if t.track_id in matched:
+                continue
+            t.velocity = np.zeros(4)
+            if not t.is_tile:
+                continue
+            if len(hands) and cover_matrix(t.xyxy[None], hands).max() >= cfg.hand_cover_frac:
+                t.carrier = None
+            elif t.carrier in shift:
+                t.xyxy = t.xyxy + shift[t.carrier]
+            elif seen:
+                overlap = iou_matrix(t.xyxy[None], np.array([s.xyxy for s in seen]))[0]
+                best = int(np.argmax(overlap))
+                t.carrier = seen[best].track_id if overlap[best] >= cfg.carry_min_iou else None
+
+    def _expire(self, frame_index: int) -> None:
+        cfg = self.config
+        self._tracks = [
+            t
+            for t in self._tracks
+            if frame_index - t.last_seen
+            <= (cfg.tile_max_age_frames if t.is_tile else cfg.other_max_age_frames)
+        ]
+
+    # --- read-outs ---
+    def _frames_lost(self, t: _State) -> int:
+        return 0 if self._last_frame is None else max(0, self._last_frame - t.last_seen)
+
+    def _class_ids(self, t_idx: np.ndarray) -> np.ndarray:
+        return np.array([self._tracks[t].class_id for t in t_idx], np.int64)
+
+    @staticmethod
+    def _known_face(t: _State) -> int:
+        return max(t.face_votes, key=t.face_votes.__getitem__) if t.face_votes else -1
+
+    def _snapshots(self, frame_index: int) -> list[Track]:
+        tracks = sorted(self._tracks, key=lambda t: t.track_id)
+        boxes = np.array([t.xyxy for t in tracks], np.float64).reshape(-1, 4)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+        zones = self._zone_of(centres) if self._zone_of and len(tracks) else [None] * len(tracks)
+        return [self._snapshot(t, z, frame_index) for t, z in zip(tracks, zones, strict=True)]
+
+    def _snapshot(self, t: _State, zone: str | None, frame_index: int) -> Track:
+        face_index = self._known_face(t)
+        known = reading(face_index, 1.0) if face_index >= 0 else None
+        return Track(
+            track_id=t.track_id,
+            xyxy=tuple(float(v) for v in t.xyxy),
+            class_id=t.class_id,
+            face_up=(t.class_id == TILE_UP) if t.is_tile else None,
+            face=known.face if known else None,
+            die_value=known.die_value if known else None,
+            zone=zone,
+            age_frames=frame_index - t.first_frame,
+            last_seen_frame=t.last_seen,
+            confidence=t.confidence,
+        )
+
+
+TileTracker = Tracker
+
+
+def _unused(idx: np.ndarray, pairs: list[tuple[int, int]], side: int) -> np.ndarray:
+    """The entries of ``idx`` not used on ``side`` (0: tracks, 1: detections) of ``pairs``."""
+    used = {p[side] for p in pairs}
+    return np.array([i for i in idx if i not in used], np.int64)
