@@ -1,0 +1,46 @@
+"""The ONNX detector (onnxruntime + numpy decode/NMS) agrees with ultralytics' own prediction.
+
+ultralytics' predictions on ``tests/data/parity`` are recorded by ``scripts/parity_dump.py``
+from the training weights the shipped ONNX file was exported from.
+"""
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.detector import Detector, DetectorConfig, decode, letterbox
+from vision.metrics import box_iou
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORD = ROOT / "golden" / "parity_ultralytics.json"
+MIN_IOU = 0.9
+CLEAR_CONFIDENCE = 0.35  # detections near the threshold may fall either side of it
+
+
+def _match(a_xyxy, a_cls, a_conf, b_xyxy, b_cls) -> list[bool]:
+    iou = box_iou(a_xyxy, b_xyxy) if len(a_xyxy) and len(b_xyxy) else np.zeros((len(a_xyxy), 0))
+    same = a_cls[:, None] == b_cls[None, :]
+    return [
+        bool(((iou[i] > MIN_IOU) & same[i]).any())
+        for i in range(len(a_xyxy))
+        if a_conf[i] >= CLEAR_CONFIDENCE
+    ]
+
+
+def test_onnx_matches_ultralytics():
+    record = json.loads(RECORD.read_text())
+    detector = Detector(DetectorConfig(min_confidence=record["conf"], iou_threshold=record["iou"]))
+    matched_ours, matched_theirs = [], []
+    for name, theirs in record["images"].items():
+        image = cv2.imread(str(ROOT / "data" / "parity" / name))
+        tensor, lb = letterbox(image, detector.model.input_wh)
+        ours = decode(detector.model.run(tensor), lb, record["conf"], record["iou"])
+        t_xyxy = np.array(theirs["xyxy"], float).reshape(-1, 4)
+        t_cls, t_conf = np.array(theirs["class_id"]), np.array(theirs["confidence"])
+        matched_theirs += _match(t_xyxy, t_cls, t_conf, ours.xyxy, ours.class_id)
+        matched_ours += _match(ours.xyxy, ours.class_id, ours.confidence, t_xyxy, t_cls)
+    assert len(matched_theirs) >= 20, "too few detections to compare"
+    assert all(matched_theirs), f"{matched_theirs.count(False)} ultralytics boxes unmatched"
+    assert all(matched_ours), f"{matched_ours.count(False)} ONNX boxes unmatched"
