@@ -33,16 +33,29 @@ def oracle_source(clip_dir: Path) -> Iterator[FrameTracks]:
 
 
 def perception_frames(clip_dir: Path) -> Iterator[FrameTracks]:
-    """Hook for perception mode: decode ``clip.mp4``, detect, read faces, track, assign zones.
+    """Perception mode: decode ``clip.mp4``, detect, read faces, track, assign layout zones.
 
-    To wire: for each decoded ``Frame``, ``tracks = tracker.update(detector(frame), ...)`` with
-    zones from ``pipeline.layout`` (``layout_from_scenario`` for a rendered clip), then
-    ``yield frame, tracks``. Not wired yet.
+    Faces are read on every frame here (simple, not fast); the layout comes from the clip's
+    ``scenario.json`` (its camera is randomised per seed).
     """
-    raise SystemExit(
-        f"perception mode is not wired yet for {clip_dir}; run with --oracle "
-        "(scripts/run_clip.py perception_frames is the hook)"
-    )
+    import av
+
+    from pipeline.layout import layout_from_scenario
+    from vision.detector import Detector, FaceReader
+    from vision.tracker import Tracker
+    from vision.types import Frame
+
+    layout = layout_from_scenario(clip_dir / "scenario.json")
+    detector, reader = Detector(), FaceReader()
+    tracker = Tracker(zone_of=layout.zone_of)
+    with av.open(str(clip_dir / "clip.mp4")) as container:
+        stream = container.streams.video[0]
+        fps = float(stream.average_rate or 25)
+        for index, decoded in enumerate(container.decode(stream)):
+            image = decoded.to_ndarray(format="bgr24")
+            frame = Frame("clip", index, index / fps, image)
+            detections = reader(image, detector(frame))
+            yield frame, tracker.update(detections, index)
 
 
 def run(source: Iterator[FrameTracks], reconstructor: RoundReconstructor) -> list[TableEvent]:
