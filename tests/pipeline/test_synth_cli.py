@@ -54,3 +54,29 @@ def test_bad_synth_input_is_one_line_and_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_stills_and_suite_commands(tmp_path, capsys):
+    assert (
+        main(["synth", "stills", "--n", "1", "--split", "test", "--out", str(tmp_path / "s")]) == 0
+    )
+    assert len(list((tmp_path / "s" / "images" / "test").iterdir())) == 1
+    argv = [
+        "synth",
+        "suite",
+        "--out",
+        str(tmp_path / "suite"),
+        "--clean",
+        "1",
+        "--per-kind",
+        "1",
+        "--kinds",
+        "camera_lost",
+        "--scale",
+        "0.1",
+    ]
+    assert main(argv) == 0
+    index = json.loads((tmp_path / "suite" / "suite.json").read_text())
+    assert [e["injections"] for e in index] == [[], ["camera_lost"]]
+    summary = json.loads((tmp_path / "suite" / index[1]["name"] / "scenario.json").read_text())
+    assert summary["blind_intervals"] and "wrote 2 rounds" in capsys.readouterr().out
