@@ -17,8 +17,9 @@ from vision.synth.stills_content import random_scene
 def rendered(tmp_path_factory):
     renderer = Renderer()
     rng = np.random.default_rng(scene_seed("test", 901, 0))
-    result = renderer.render(random_scene(rng, randomisation("training"), renderer.layout,
-                                          renderer.settings))
+    result = renderer.render(
+        random_scene(rng, randomisation("training"), renderer.layout, renderer.settings)
+    )
     path = tmp_path_factory.mktemp("detect") / "frame.png"
     cv2.imwrite(str(path), result.image)
     return path, result

@@ -9,7 +9,8 @@ import pytest
 from paigow.dice import delivery_order, first_box
 from vision.synth.clip import ClipConfig, render_scenario
 from vision.synth.round_plan import INJECTABLE, plan_round
-from vision.synth.scenario import ScenarioTiming, script_round
+from vision.synth.scenario import ScenarioTiming
+from vision.synth.scenario_deal import script_round
 from vision.synth.scene import Scene
 from vision.synth.table import default_layout
 

@@ -27,7 +27,8 @@ from vision.synth.config import DomainRandomisation, randomisation
 from vision.synth.render import Renderer
 from vision.synth.round_plan import RoundPlan, plan_round
 from vision.synth.sampling import sample_hand, sample_look
-from vision.synth.scenario import ScenarioTiming, Scripted, script_round
+from vision.synth.scenario import ScenarioTiming, Scripted
+from vision.synth.scenario_deal import script_round
 from vision.synth.scene import ObjectTruth, Scene
 from vision.synth.table import default_layout, layout_dict
 
