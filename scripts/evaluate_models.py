@@ -2,8 +2,9 @@
 
     python scripts/evaluate_models.py --data .cache/datasets --out models/metrics.json
 
-Detection: AP50 and AP50-95 per class on whole frames at the detector's scale (960x540, as the
-monitor runs it). Faces: accuracy on full-resolution crops of face-up tiles at least 70% visible
+Detection: AP50 and AP50-95 per class on the full-resolution frames, the detector run exactly as
+the monitor runs it (scaled to 960x540 for the network, die boxes re-measured at full
+resolution). Faces: accuracy on full-resolution crops of face-up tiles at least 70% visible
 and of flat dice. Latency: medians, onnxruntime with 2 threads, detector per 1080p frame
 (resize + letterbox + inference + decode), face reader per crop.
 """
@@ -27,6 +28,7 @@ LATENCY_REPEATS = 30
 
 
 def labelled_images(folder: Path, split: str):
+    """Full-resolution rendered stills of a split with their YOLO labels, in pixels."""
     for path in sorted((folder / "images" / split).glob("*.jpg")):
         image = cv2.imread(str(path))
         h, w = image.shape[:2]
@@ -48,9 +50,7 @@ def face_crops(folder: Path, split: str) -> tuple[np.ndarray, list[str]]:
 
 
 def latency(detector: Detector, reader: FaceReader, sample: Path) -> dict:
-    small = cv2.imread(str(sample))
-    full = cv2.resize(small, (1920, 1080), interpolation=cv2.INTER_LINEAR)
-    frame = Frame("bench", 0, 0.0, full)
+    frame = Frame("bench", 0, 0.0, cv2.imread(str(sample)))
     detector(frame)  # warm-up
     crop = np.zeros((1, FACE_INPUT_PX, FACE_INPUT_PX, 3), np.uint8)
     reader.probs(crop)
@@ -63,13 +63,19 @@ def latency(detector: Detector, reader: FaceReader, sample: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", type=Path, default=Path(".cache/datasets"))
+    p.add_argument("--data", type=Path, default=Path(".cache/datasets"), help="face crops")
+    p.add_argument(
+        "--stills",
+        type=Path,
+        default=Path(".cache/synth/stills"),
+        help="full-resolution rendered stills with labels",
+    )
     p.add_argument("--out", type=Path, default=Path("models/metrics.json"))
     args = p.parse_args(argv)
     detector, reader = Detector(DetectorConfig(threads=2)), FaceReader(threads=2)
     result: dict = {}
     for split in ("test", "shifted"):
-        det = detection_metrics(detector, labelled_images(args.data / "detect", split))
+        det = detection_metrics(detector, labelled_images(args.stills, split))
         crops, labels = face_crops(args.data, split)
         result[split] = {"detection": det, "faces": face_accuracy(reader, crops, labels)}
         d = det["all"]
@@ -82,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             + f" | tiles {f['tile']['accuracy']:.4f} (n={f['tile']['n']}) "
             f"dice {f['die']['accuracy']:.4f} (n={f['die']['n']})"
         )
-    sample = next((args.data / "detect" / "images" / "test").glob("*.jpg"))
+    sample = next((args.stills / "images" / "test").glob("*.jpg"))
     result["latency"] = latency(detector, reader, sample)
     print(f"latency (median, 2 threads): {result['latency']}")
     args.out.write_text(json.dumps(result, indent=1) + "\n")

@@ -28,13 +28,18 @@ training scene. Converted by `scripts/build_datasets.py`."""
 
 
 LIMITS = {
-    "detector": "Known limits: dice are about 9 px at the detector's scale, so their boxes are "
-    "loose (AP50-95 well below the tiles'); hands are only partly seen in the 416-px training "
-    "crops; the shifted split (other felts, strong tilt and glare) is far below the held-out "
-    "split. Trained 15 epochs on 2 CPU cores: more epochs, more dice and a larger input for the "
-    "dice area are the next steps.",
-    "faces": "Known limits: accuracy drops on the shifted split (strong noise and glare, other "
-    "felts), mostly dice 1 read as 4 and tiles whose crop holds a neighbour.",
+    "detector": (
+        "Known limits: dice are about 9 px at the detector's scale, so their boxes are loose; "
+        "the monitor re-measures die boxes on the full-resolution frame (`vision/refine.py`, "
+        "included in the figures above), still below the tiles' AP50-95. Hands are only partly "
+        "seen in the 416-px training crops. The shifted split (other felts, strong tilt and "
+        "glare) is far below the held-out split. Trained 15 epochs on 2 CPU cores: more "
+        "epochs, more dice and a larger input for the dice area are the next steps."
+    ),
+    "faces": (
+        "Known limits: accuracy drops on the shifted split (strong noise and glare, other "
+        "felts), mostly dice 1 read as 4 and tiles whose crop holds a neighbour."
+    ),
 }
 
 
@@ -84,7 +89,7 @@ def card(name: str, entry: dict, metrics: dict) -> str:
     lat = metrics["latency"]
     speed = (
         f"{lat['detector_ms_per_1080p_frame']:.1f} ms per 1080p frame (resize to 960x540, "
-        "letterbox 960x544, inference, decode)"
+        "letterbox 960x544, inference, decode, die boxes re-measured)"
         if name == "detector"
         else f"{lat['face_reader_ms_per_crop']:.2f} ms per crop (batch 1)"
     )

@@ -16,6 +16,7 @@ import cv2
 import numpy as np
 
 from vision.faces import FACE_CLASSES, FACE_INPUT_PX, FaceReading, crop_square, reading
+from vision.refine import refine_bright_box
 from vision.types import DETECTOR_CLASSES, DIE, TILE_UP, Detections, Frame
 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
@@ -34,6 +35,7 @@ class DetectorConfig:
     iou_threshold: float = 0.6  # higher: keeps overlapping neighbours (tiles set side by side)
     scale: float = 0.5  # frame scale the detector runs at (its training scale)
     threads: int = 2
+    refine_dice: bool = True  # re-measure die boxes on the full-resolution frame (vision.refine)
 
 
 @dataclass(frozen=True)
@@ -186,14 +188,32 @@ class Detector:
             )
 
     def __call__(self, frame: Frame) -> Detections:
+        return self.detect(frame.image)
+
+    def detect(self, image: np.ndarray, min_confidence: float | None = None) -> Detections:
+        """Detections in pixels of the full-resolution ``image (H, W, 3)`` BGR."""
         s = self.config.scale
-        image = frame.image
+        small = image
         if s != 1.0:
             h, w = image.shape[:2]
-            image = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
-        tensor, lb = letterbox(image, self.model.input_wh)
-        raw = self.model.run(tensor)
-        return decode(raw, lb, self.config.min_confidence, self.config.iou_threshold, s)
+            small = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+        tensor, lb = letterbox(small, self.model.input_wh)
+        conf = self.config.min_confidence if min_confidence is None else min_confidence
+        det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold, s)
+        if self.config.refine_dice:
+            det = self._refine_dice(image, det)
+        return det
+
+    def _refine_dice(self, image: np.ndarray, det: Detections) -> Detections:
+        dice = np.flatnonzero(det.class_id == DIE)
+        if not len(dice):
+            return det
+        xyxy = det.xyxy.copy()
+        for i in dice:
+            xyxy[i] = refine_bright_box(image, xyxy[i])
+        return Detections(
+            xyxy, det.class_id, det.confidence, det.face, det.face_confidence, det.obb
+        )
 
 
 class FaceReader:

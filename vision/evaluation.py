@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vision.detector import Detector, FaceReader, decode, letterbox
+from vision.detector import Detector, FaceReader
 from vision.faces import FACE_CLASSES
 from vision.metrics import DetectionEvaluator
 from vision.types import DETECTOR_CLASSES
@@ -20,22 +20,21 @@ from vision.types import DETECTOR_CLASSES
 
 @dataclass(frozen=True)
 class LabelledImage:
-    """An image at the detector's scale with ground truth ``boxes (N, 4)`` xyxy px, ``classes``."""
+    """A full-resolution frame with ground truth ``boxes (N, 4)`` xyxy px and ``classes``."""
 
     image: np.ndarray
     boxes: np.ndarray
     classes: np.ndarray
 
 
+EVAL_MIN_CONFIDENCE = 0.001  # AP integrates over every confidence
+
+
 def detection_metrics(detector: Detector, images: Iterable[LabelledImage]) -> dict:
-    """AP50 and AP50-95 per class on images already at the detector's scale."""
+    """AP50 and AP50-95 per class, the detector run exactly as the monitor runs it."""
     ev = DetectionEvaluator(DETECTOR_CLASSES)
-    cfg = detector.config
     for item in images:
-        tensor, lb = letterbox(item.image, detector.model.input_wh)
-        det = decode(
-            detector.model.run(tensor), lb, min_confidence=0.001, iou_threshold=cfg.iou_threshold
-        )
+        det = detector.detect(item.image, min_confidence=EVAL_MIN_CONFIDENCE)
         ev.add(det.xyxy, det.class_id, det.confidence, item.boxes, item.classes)
     return ev.summary()
 

@@ -78,3 +78,15 @@ def test_missing_or_corrupt_models_are_one_clear_line(tmp_path):
         OnnxModel("detector", models_dir=tmp_path)
     with pytest.raises(ModelError, match="no model named 'faces'"):
         OnnxModel("faces", models_dir=tmp_path)
+
+
+def test_die_box_is_remeasured_on_the_bright_blob():
+    from vision.refine import refine_bright_box
+
+    img = np.zeros((200, 200, 3), np.uint8)
+    img[:] = (40, 120, 30)  # felt
+    img[100:118, 60:78] = (235, 235, 235)  # a die, 18 px
+    refined = refine_bright_box(img, np.array([57, 98, 77, 119], np.float32))
+    assert refined.tolist() == [60, 100, 78, 118]
+    nothing = np.array([150, 20, 168, 38], np.float32)
+    assert refine_bright_box(img, nothing).tolist() == nothing.tolist()  # no blob: unchanged

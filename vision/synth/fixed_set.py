@@ -1,13 +1,12 @@
 """A small fixed set of rendered test stills for the golden-metric test (seconds to render).
 
 Seeds come from the ``test`` split's range at a seed index no dataset recipe uses, so these
-scenes are never trained on. Images are returned at the detector's scale with ground truth, and
+scenes are never trained on. Frames are returned at full resolution with ground truth, and
 full-resolution face crops with their class names.
 """
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 
 from vision.evaluation import LabelledImage
@@ -21,21 +20,18 @@ FIXED_SEED_INDEX = 900
 FACE_MIN_VISIBILITY = 0.7
 
 
-def fixed_set(n: int, scale: float = 0.5, split_set: str = "training"):
-    """``(images, crops, labels)``: detector-scale labelled images and face crops."""
+def fixed_set(n: int, split_set: str = "training"):
+    """``(images, crops, labels)``: full-resolution labelled frames and face crops."""
     renderer, dr = Renderer(), randomisation(split_set)
     min_vis = StillsConfig().min_label_visibility
     images, crops, labels = [], [], []
     for i in range(n):
         rng = np.random.default_rng(scene_seed("test", FIXED_SEED_INDEX, i))
         result = renderer.render(random_scene(rng, dr, renderer.layout, renderer.settings))
-        h, w = result.image.shape[:2]
-        small = cv2.resize(
-            result.image, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA
-        )
         objs = [o for o in result.objects if o.visibility >= min_vis]
-        boxes = np.array([o.xyxy for o in objs], float).reshape(-1, 4) * scale
-        images.append(LabelledImage(small, boxes, np.array([class_id(o) for o in objs], int)))
+        boxes = np.array([o.xyxy for o in objs], float).reshape(-1, 4)
+        classes = np.array([class_id(o) for o in objs], int)
+        images.append(LabelledImage(result.image, boxes, classes))
         for o in result.objects:
             if o.visibility < FACE_MIN_VISIBILITY:
                 continue
