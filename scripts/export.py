@@ -40,7 +40,6 @@ def export(name: str, weights: Path) -> dict:
         entry = {
             "task": "detect",
             "input_wh": [w, h],
-            "scale": 0.5,
             "classes": [model.names[i] for i in range(len(model.names))],
         }
     else:

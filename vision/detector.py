@@ -33,7 +33,6 @@ class DetectorConfig:
 
     min_confidence: float = 0.25  # lower: more recall on small or occluded objects, more noise
     iou_threshold: float = 0.6  # higher: keeps overlapping neighbours (tiles set side by side)
-    scale: float = 0.5  # frame scale the detector runs at (its training scale)
     threads: int = 2
     refine_dice: bool = True  # re-measure die boxes on the full-resolution frame (vision.refine)
 
@@ -60,7 +59,9 @@ def letterbox(image: np.ndarray, input_wh: tuple[int, int]) -> tuple[np.ndarray,
     r = min(in_w / w, in_h / h)
     new_w, new_h = round(w * r), round(h * r)
     if (new_w, new_h) != (w, h):
-        image = cv2.resize(image, (new_w, new_h), interpolation=cv2.INTER_LINEAR)
+        # shrinking by area averaging, as the training frames were made
+        interpolation = cv2.INTER_AREA if r < 1 else cv2.INTER_LINEAR
+        image = cv2.resize(image, (new_w, new_h), interpolation=interpolation)
     px, py = (in_w - new_w) / 2, (in_h - new_h) / 2
     top, left = round(py - 0.1), round(px - 0.1)
     canvas = cv2.copyMakeBorder(
@@ -98,16 +99,9 @@ def nms(xyxy: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarra
 
 
 def decode(
-    raw: np.ndarray,
-    lb: Letterbox,
-    min_confidence: float,
-    iou_threshold: float,
-    image_scale: float = 1.0,
+    raw: np.ndarray, lb: Letterbox, min_confidence: float, iou_threshold: float
 ) -> Detections:
-    """YOLO output ``(1, 4 + C, N)`` -> detections in pixels of the original frame.
-
-    ``image_scale`` is the factor the frame was resized by before the letterbox.
-    """
+    """YOLO output ``(1, 4 + C, N)`` -> detections in pixels of the letterboxed image."""
     pred = raw[0].T  # (N, 4 + C)
     scores_all = pred[:, 4:]
     class_id = scores_all.argmax(axis=1)
@@ -121,7 +115,7 @@ def decode(
     xyxy = xyxy[kept]
     xyxy[:, [0, 2]] -= lb.pad_xy[0]
     xyxy[:, [1, 3]] -= lb.pad_xy[1]
-    xyxy /= lb.ratio * image_scale
+    xyxy /= lb.ratio
     return Detections.from_arrays(xyxy, class_id[kept], scores[kept])
 
 
@@ -192,14 +186,9 @@ class Detector:
 
     def detect(self, image: np.ndarray, min_confidence: float | None = None) -> Detections:
         """Detections in pixels of the full-resolution ``image (H, W, 3)`` BGR."""
-        s = self.config.scale
-        small = image
-        if s != 1.0:
-            h, w = image.shape[:2]
-            small = cv2.resize(image, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
-        tensor, lb = letterbox(small, self.model.input_wh)
+        tensor, lb = letterbox(image, self.model.input_wh)  # a 1080p frame is halved
         conf = self.config.min_confidence if min_confidence is None else min_confidence
-        det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold, s)
+        det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold)
         if self.config.refine_dice:
             det = self._refine_dice(image, det)
         return det

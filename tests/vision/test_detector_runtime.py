@@ -28,9 +28,7 @@ def test_letterbox_pads_centred_and_keeps_aspect():
 
 def test_decode_maps_back_to_frame_pixels_and_filters():
     raw = raw_output([[110, 52, 20, 40], [300, 200, 10, 10]], [[0.1, 0.9], [0.05, 0.1]])
-    det = decode(
-        raw, Letterbox(0.5, (10.0, 2.0)), min_confidence=0.25, iou_threshold=0.5, image_scale=1.0
-    )
+    det = decode(raw, Letterbox(0.5, (10.0, 2.0)), min_confidence=0.25, iou_threshold=0.5)
     assert len(det) == 1 and det.class_id.tolist() == [1]
     # input (100..120, 32..72) minus pad (10, 2), divided by ratio 0.5
     assert det.xyxy[0].tolist() == pytest.approx([180, 60, 220, 140])
