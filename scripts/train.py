@@ -64,7 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             project=str(ROOT / recipe["project"]),
             name=recipe["name"],
             exist_ok=True,
-            pretrained=False,
+            # a YAML starts from random weights; a .pt of ours continues from its weights
+            pretrained=str(recipe["model"]).endswith(".pt"),
             plots=False,
             amp=False,
             device="cpu",

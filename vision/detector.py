@@ -99,9 +99,14 @@ def nms(xyxy: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarra
 
 
 def decode(
-    raw: np.ndarray, lb: Letterbox, min_confidence: float, iou_threshold: float
+    raw: np.ndarray,
+    lb: Letterbox,
+    min_confidence: float,
+    iou_threshold: float,
+    image_wh: tuple[int, int] | None = None,
 ) -> Detections:
-    """YOLO output ``(1, 4 + C, N)`` -> detections in pixels of the letterboxed image."""
+    """YOLO output ``(1, 4 + C, N)`` -> detections in pixels of the image before the letterbox,
+    clipped to it when ``image_wh`` is given."""
     pred = raw[0].T  # (N, 4 + C)
     scores_all = pred[:, 4:]
     class_id = scores_all.argmax(axis=1)
@@ -116,6 +121,9 @@ def decode(
     xyxy[:, [0, 2]] -= lb.pad_xy[0]
     xyxy[:, [1, 3]] -= lb.pad_xy[1]
     xyxy /= lb.ratio
+    if image_wh is not None:
+        xyxy[:, [0, 2]] = xyxy[:, [0, 2]].clip(0, image_wh[0])
+        xyxy[:, [1, 3]] = xyxy[:, [1, 3]].clip(0, image_wh[1])
     return Detections.from_arrays(xyxy, class_id[kept], scores[kept])
 
 
@@ -188,7 +196,8 @@ class Detector:
         """Detections in pixels of the full-resolution ``image (H, W, 3)`` BGR."""
         tensor, lb = letterbox(image, self.model.input_wh)  # a 1080p frame is halved
         conf = self.config.min_confidence if min_confidence is None else min_confidence
-        det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold)
+        h, w = image.shape[:2]
+        det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold, (w, h))
         if self.config.refine_dice:
             det = self._refine_dice(image, det)
         return det

@@ -36,7 +36,8 @@ def test_onnx_matches_ultralytics():
     for name, theirs in record["images"].items():
         image = cv2.imread(str(ROOT / "data" / "parity" / name))
         tensor, lb = letterbox(image, detector.model.input_wh)
-        ours = decode(detector.model.run(tensor), lb, record["conf"], record["iou"])
+        h, w = image.shape[:2]
+        ours = decode(detector.model.run(tensor), lb, record["conf"], record["iou"], (w, h))
         t_xyxy = np.array(theirs["xyxy"], float).reshape(-1, 4)
         t_cls, t_conf = np.array(theirs["class_id"]), np.array(theirs["confidence"])
         matched_theirs += _match(t_xyxy, t_cls, t_conf, ours.xyxy, ours.class_id)
