@@ -15,7 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.faces import FACE_CLASSES, FACE_INPUT_PX, FaceReading, crop_square, reading
+from vision.faces import FACE_CLASSES, FACE_INPUT_PX, crop_square
 from vision.refine import refine_bright_box
 from vision.types import DETECTOR_CLASSES, DIE, TILE_UP, Detections, Frame
 
@@ -224,11 +224,6 @@ class FaceReader:
                 "face reader classes in the manifest do not match vision.faces.FACE_CLASSES"
             )
         self.batch = batch
-
-    def read_crops(self, crops: np.ndarray) -> list[FaceReading]:
-        """``crops (N, S, S, 3)`` uint8 BGR squares -> one reading each."""
-        probs = self.probs(crops)
-        return [reading(int(k), float(p[k])) for k, p in zip(probs.argmax(1), probs, strict=True)]
 
     def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
         """Fill ``face``/``face_confidence`` for face-up tiles and dice."""

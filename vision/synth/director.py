@@ -8,7 +8,6 @@ A :class:`Director` collects keyframes while a scenario is scripted, then yields
 from __future__ import annotations
 
 import bisect
-import math
 from dataclasses import dataclass, field, replace
 
 from vision.synth.scene import ChipStack, DieState, HandState, Scene, TileState
@@ -139,8 +138,3 @@ class Director:
         return replace(
             self.base, tiles=tuple(tiles), chips=tuple(chips), dice=tuple(dice), hands=tuple(hands)
         )
-
-
-def polar(centre: Point, radius: float, angle_deg: float) -> Point:
-    a = math.radians(angle_deg)
-    return centre[0] + radius * math.cos(a), centre[1] + radius * math.sin(a)

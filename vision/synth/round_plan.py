@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from paigow.dice import delivery_order, first_box
-from paigow.hands import Outcome, Setting, match, settings
+from paigow.hands import Setting, match, settings
 from paigow.houseway import load_way
 from paigow.tiles import DECK, TILES
 
@@ -205,8 +205,3 @@ def _setting(plan: RoundPlan, box: int) -> Setting:
     hi, lo = plan.settings[box]
     t = [TILES[plan.faces[i]] for i in (*hi, *lo)]
     return Setting((t[0], t[1]), (t[2], t[3]))
-
-
-def outcome_of(plan: RoundPlan, box: int) -> Outcome | None:
-    value = plan.outcomes.get(box)
-    return Outcome(value) if value else None
