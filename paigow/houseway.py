@@ -348,10 +348,13 @@ class HouseWay:
         if len(tiles) != 4:
             raise ValueError(f"a house way sets 4 tiles, got {len(tiles)}")
         high_kinds, low_kinds, line = self.table[kind_key(tiles)]
+        # Both orientations of each pairing: when the two hands are copies, ``settings`` may
+        # have put the other one high.
         matching = [
-            s
-            for s in settings(tiles, self.gee)
-            if kind_key(s.high) == high_kinds and kind_key(s.low) == low_kinds
+            Setting(hi, lo, self.gee)
+            for x, y in pairings(tiles)
+            for hi, lo in ((x, y), (y, x))
+            if kind_key(hi) == high_kinds and kind_key(lo) == low_kinds
         ]
         return max(matching, key=_value_key), line
 

@@ -96,6 +96,23 @@ def test_house_way_returns_a_valid_setting_of_the_same_tiles(four, way, gee):
     assert Counter(s.tiles) == Counter(four)
 
 
+def test_copy_hands_keep_the_orientation_the_way_chose():
+    """Regression: 1-5 6-6 3-3 6-6 splits Teens into two equal 8s; the look-up found none."""
+    s = load_way("nz").setting(parse_hand(["1-5", "6-6", "3-3", "6-6"]))
+    assert s.valid and s.high_value == s.low_value
+    assert Counter(s.tiles) == Counter(parse_hand(["1-5", "6-6", "3-3", "6-6"]))
+
+
+def test_every_hand_of_the_deck_has_a_setting():
+    """All 35,960 four-tile hands, both ways: the look-up always returns a valid setting."""
+    import itertools
+
+    for way in ("nz", "canberra"):
+        hw = load_way(way)
+        for four in itertools.combinations(DECK, 4):
+            assert hw.setting(four).valid
+
+
 def write_way(tmp_path, body: str) -> str:
     path = tmp_path / "bad.way"
     path.write_text("name test\n" + body + "maximise low\n")
