@@ -19,7 +19,11 @@ class BrightBlobConfig:
     min_area_fraction: float = 0.2  # blobs smaller than this fraction of the box are specks
     max_centre_offset: float = 0.5  # of the box's long side; farther blobs are other objects
     size_ratio: tuple[float, float] = (0.5, 1.6)  # refined/original side lengths allowed
+    max_edge_shift: float = 0.3  # of the box side; an edge that moves farther stays put
     min_iou: float = 0.6  # lower: more boxes refined, more wrong refinements (costs AP50)
+
+
+_DISC3 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
 
 
 def _iou(a, b) -> float:
@@ -31,11 +35,13 @@ def _iou(a, b) -> float:
 
 
 def _bright_mask(crop: np.ndarray) -> np.ndarray:
-    """White, unsaturated pixels (Otsu threshold on value minus saturation), closed."""
+    """White, unsaturated pixels (Otsu threshold on value minus saturation), closed to fill the
+    pips, then opened to cut the thin bridges to printed felt lettering and table lines."""
     hsv = cv2.cvtColor(crop, cv2.COLOR_BGR2HSV).astype(np.int16)
     score = np.clip(hsv[..., 2] - hsv[..., 1], 0, 255).astype(np.uint8)
     _, mask = cv2.threshold(score, 0, 1, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
-    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    mask = cv2.morphologyEx(mask, cv2.MORPH_CLOSE, np.ones((3, 3), np.uint8))
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _DISC3)
 
 
 def refine_bright_box(
@@ -67,4 +73,7 @@ def refine_bright_box(
     if not (lo * w <= bw <= hi * w and lo * h <= bh <= hi * h):
         return xyxy
     refined = np.array([cx1 + bx, cy1 + by, cx1 + bx + bw, cy1 + by + bh], np.float32)
-    return refined if _iou(refined, np.asarray(xyxy, np.float32)) >= cfg.min_iou else xyxy
+    raw = np.asarray(xyxy, np.float32)
+    too_far = np.abs(refined - raw) > cfg.max_edge_shift * np.array([w, h, w, h], np.float32)
+    refined = np.where(too_far, raw, refined)  # a blob that leaked keeps the detector's edge
+    return refined if _iou(refined, raw) >= cfg.min_iou else xyxy

@@ -88,3 +88,18 @@ def test_die_box_is_remeasured_on_the_bright_blob():
     assert refined.tolist() == [60, 100, 78, 118]
     nothing = np.array([150, 20, 168, 38], np.float32)
     assert refine_bright_box(img, nothing).tolist() == nothing.tolist()  # no blob: unchanged
+
+
+def test_die_box_does_not_leak_into_felt_lettering_beside_it():
+    from vision.refine import refine_bright_box
+
+    img = np.zeros((200, 200, 3), np.uint8)
+    img[:] = (40, 120, 30)
+    img[100:118, 60:78] = (235, 235, 235)  # the die
+    img[98:120, 83:85] = (230, 230, 230)  # 2-px strokes of printed lettering ("E")...
+    img[98:100, 83:95] = (230, 230, 230)
+    img[118:120, 83:95] = (230, 230, 230)
+    img[108:110, 78:83] = (230, 230, 230)  # ...touching the die through a thin bridge
+    refined = refine_bright_box(img, np.array([58, 99, 79, 119], np.float32))
+    assert abs(refined[2] - 78) <= 1  # the right edge stays at the die, not the lettering
+    assert abs(refined[0] - 60) <= 1
