@@ -8,15 +8,18 @@ from what lies on the table, never from a clock:
   once. It ends when no tile has moved for ``wash_quiet_s`` (or tiles reach the woodpile); the
   end is dated to the last motion. A new wash starts a new round from any phase but the
   woodpile's (stacking moves the washed tiles too).
-- **woodpile**: ``woodpile_tiles`` tiles at rest in the woodpile, all face down.
+- **woodpile**: every tile seen (at least ``woodpile_min_seen_tiles``, the stack tops) at rest
+  in the woodpile, face down, for ``woodpile_hold_s``.
 - **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`).
 - **no more bets**: there is no visual cue. It is inferred ``no_more_bets_quiet_s`` after the
   last wager change once wagers are down and the woodpile is built, or at the latest when the
   dice appear. Set ``no_more_bets_quiet_s=None`` to let only the dice call it.
 - **dice**: three dice in the dice area, values unchanged for ``dice_hold_s``; a die that
   stays unreadable (not flat) for ``dice_unread_s`` gives ``DiceRead(flat=False)``.
-- **delivery**: tiles coming to rest in a box straight from the woodpile; arrivals at one box
-  within ``group_gap_s`` form one group. The woodpile empty ends the delivery. Groups that
+- **delivery**: tiles coming to rest in a box from outside the boxes; arrivals at one box
+  within ``group_gap_s`` form one group, and tiles appearing later in a box already served
+  (a stack spread out) join its group. The woodpile seen empty and no arrival for
+  ``delivery_quiet_s`` ends the delivery; DeliveryDone carries the final counts. Groups that
   appear in several boxes at once (the camera was blind while they were dealt) are put in
   counter-clockwise order and flagged ``order_seen=False``.
 - **setting, merging, exposure, settlement**: see :mod:`pipeline.round_hands`.
@@ -116,14 +119,25 @@ def _wash(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableE
 
 
 def _woodpile(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """All tiles still and face down in the woodpile: it is built; wagers may start."""
+    """Every tile seen rests still and face down in the woodpile, for a while: it is built;
+    wagers may start. Only stack tops are seen: the tiles beneath them are hidden."""
     if memory.phase.order >= Phase.WAGERS.order:
         return []
+    seen = [t for t in view.of_kind("tile") if t.last_seen_frame == view.frame]
     stacked = view.resting_in(WOODPILE)
     ids = [t.track_id for t in stacked]
-    if len(stacked) < cfg.woodpile_tiles or not view.still(ids):
+    built = (
+        len([t for t in seen if view.resting.get(t.track_id) == WOODPILE])
+        >= max(cfg.woodpile_min_seen_tiles, len(seen))
+        and view.still(ids)
+        and all(t.face_up is False for t in stacked)
+    )
+    if not built:
+        memory.woodpile_since_s = None
         return []
-    if any(t.face_up is not False for t in stacked):
+    if memory.woodpile_since_s is None:
+        memory.woodpile_since_s = view.time_s
+    if view.time_s - memory.woodpile_since_s < cfg.woodpile_hold_s:
         return []
     events = _wash_ended(view, memory) if memory.phase is Phase.WASH else []
     known = sum(t.face is not None for t in stacked)
@@ -193,7 +207,10 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
 
 def _dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Three dice in the dice area: a throw; read once its values hold still."""
-    dice = sorted((t for t in view.of_kind("die") if t.zone == DICE_AREA), key=lambda t: t.track_id)
+    dice = sorted(
+        (t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame),
+        key=lambda t: t.track_id,
+    )  # dice seen now: a die track coasting after the cup took the dice is not on the felt
     if len(dice) < DICE_COUNT:
         memory.throw = None
         return []
@@ -203,17 +220,25 @@ def _dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableE
         if not memory.no_more_bets:
             events += _call_no_more_bets(view, memory, "dice")
         memory.throw = Throw(values, view.frame, view.time_s)
-    elif memory.throw.values != values and not memory.throw.reported:
+    elif memory.throw.values != values and not (memory.throw.reported and None in values):
+        # changed before it was read, or a new readable throw after one was reported
         memory.throw = Throw(values, view.frame, view.time_s)
     return events + _read_throw(view, memory, cfg)
 
 
-def _arrivals(view: FrameView) -> list[ZoneMove]:
-    """Tiles come to rest in a box straight from the woodpile, in delivery order."""
+def _arrivals(view: FrameView, memory: RoundMemory) -> list[ZoneMove]:
+    """Tiles coming to rest in a box from outside the boxes, between the woodpile and the end
+    of the delivery. A tile's path from the woodpile is not always seen (a stack carries
+    hidden tiles; the tracker may find a tile again under an id last seen elsewhere)."""
+    if memory.delivery_done or not Phase.WOODPILE.order <= memory.phase.order:
+        return []
     return [
         m
         for m in view.moves
-        if m.before == WOODPILE and box_of(m.after) and view.tracks[m.track_id].kind == "tile"
+        if box_of(m.after)
+        and not box_of(m.before)
+        and view.tracks[m.track_id].kind == "tile"
+        and m.track_id not in memory.delivered
     ]
 
 
@@ -240,16 +265,21 @@ def _in_order(moves: list[ZoneMove], memory: RoundMemory) -> tuple[list[ZoneMove
 
 
 def _delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Tiles coming to rest in a box from the woodpile form groups, in order of arrival."""
+    """Tiles coming to rest in a box form groups, in order of arrival; tiles appearing later
+    in a box already served join its group."""
     events: list[TableEvent] = []
-    moves, assumed = _in_order(_arrivals(view), memory)
+    moves, assumed = _in_order(_arrivals(view, memory), memory)
     for move in moves:
         box = box_of(move.after) or 0
         events += memory.advance(Phase.DELIVERY, move.frame, move.time_s)
+        memory.delivery_quiet_since_s = None
         group = memory.group
         if group and group.box == box and move.time_s - group.last_s <= cfg.group_gap_s:
             group.ids.append(move.track_id)
             group.last_s = move.time_s
+            continue
+        if box in memory.hands and not (group and group.box == box):
+            memory.join_group(box, move.track_id)
             continue
         events += memory.close_group()
         memory.group = OpenGroup(
@@ -262,13 +292,24 @@ def _delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Ta
         )
     if memory.group and view.time_s - memory.group.last_s > cfg.group_gap_s:
         events += memory.close_group()
-    return events + _delivery_done(view, memory)
+    return events + _delivery_done(view, memory, cfg)
 
 
-def _delivery_done(view: FrameView, memory: RoundMemory) -> list[TableEvent]:
-    if memory.delivery_done or memory.group or not memory.groups or view.resting_in(WOODPILE):
+def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """The woodpile seen empty and no tile arriving for ``delivery_quiet_s``: done."""
+    if memory.delivery_done or memory.group or not memory.groups:
+        return []
+    if any(t.last_seen_frame == view.frame for t in view.resting_in(WOODPILE)):
+        memory.delivery_quiet_since_s = None
+        return []
+    if memory.delivery_quiet_since_s is None:
+        memory.delivery_quiet_since_s = view.time_s
+    if view.time_s - memory.delivery_quiet_since_s < cfg.delivery_quiet_s:
         return []
     memory.delivery_done = True
+    memory.recount(
+        {box: [t.track_id for t in view.resting_in(f"box_{box}")] for box in memory.hands}
+    )
     boxes = tuple(box for box, _ in memory.groups)
     counts = tuple(n for _, n in memory.groups)
     done = DeliveryDone(view.frame, view.time_s, boxes, counts, memory.first_box)

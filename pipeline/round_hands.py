@@ -17,6 +17,8 @@ track ids, wherever its tiles lie:
 
 from __future__ import annotations
 
+from collections import Counter
+
 from paigow.dice import BOX_COUNT, step_box
 from pipeline.events import (
     BoxSettled,
@@ -34,6 +36,7 @@ from vision.types import Track
 
 WORK_AREA = "work_area"
 HAND_TILES = 4
+MIXED_MIN_TILES = 2
 
 
 def _hand_tracks(view: FrameView, memory: RoundMemory, box: int) -> list[Track] | None:
@@ -88,21 +91,21 @@ def _set(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
 
 
 def _merged_boxes(view: FrameView, memory: RoundMemory) -> dict[frozenset[int], list[int]]:
-    """Boxes whose tiles lie together in one box, with the unknown tiles found among them."""
+    """Boxes whose hands lie together in one box (at least ``MIXED_MIN_TILES`` tiles of each:
+    one tile the tracker swapped is not a mixing), with the unknown tiles found among them."""
     found: dict[frozenset[int], list[int]] = {}
     for zone_box in range(1, BOX_COUNT + 1):
-        ids = [t.track_id for t in view.resting_in(f"box_{zone_box}")]
-        origins = {memory.delivered.get(i) for i in ids}
-        if len(origins) < 2 or origins == {None}:
-            continue
-        boxes = frozenset(o for o in origins if o is not None)
-        found[boxes] = [i for i in ids if i not in memory.delivered]
+        ids = [t.track_id for t in _seen_in(view, f"box_{zone_box}")]
+        origins = Counter(memory.delivered[i] for i in ids if i in memory.delivered)
+        boxes = frozenset(b for b, n in origins.items() if n >= MIXED_MIN_TILES)
+        if len(boxes) >= 2:
+            found[boxes] = [i for i in ids if i not in memory.delivered]
     return found
 
 
 def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Tiles of two hands lying together: HandsMerged once per episode."""
-    if not memory.groups:
+    if not memory.delivery_done:
         return []
     found = _merged_boxes(view, memory)
     events: list[TableEvent] = []
@@ -131,17 +134,45 @@ def _exposed_pairs(
     return tuple(ids[:2]), tuple(ids[2:])
 
 
+def _face_up_still(view: FrameView, tracks: list[Track] | None) -> list[Track] | None:
+    if not tracks or len(tracks) != HAND_TILES:
+        return None
+    ids = [t.track_id for t in tracks]
+    return tracks if view.still(ids) and all(t.face_up is True for t in tracks) else None
+
+
+def _exposed_tracks(
+    view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int
+) -> list[Track] | None:
+    """The four tiles of a box's hand lying face up and still. A player's hand is turned over
+    in its box: the four tiles seen there. The bank's may be turned over anywhere: the tiles
+    delivered to the chung box, else the four seen in it, else (the chung box emptied and
+    the tracker lost the ids under the dealer's hand) four face-up tiles in the work area."""
+    in_box = _face_up_still(view, _seen_in(view, f"box_{box}"))
+    if box != cfg.chung_box or in_box is not None:
+        return in_box
+    found = _face_up_still(view, _hand_tracks(view, memory, box))
+    if found is None and not _seen_in(view, f"box_{box}"):
+        work = [t for t in _seen_in(view, WORK_AREA) if t.face_up is True]
+        found = _face_up_still(view, work)
+    return found
+
+
+def _seen_in(view: FrameView, zone: str) -> list[Track]:
+    """Tiles resting in ``zone`` and seen this frame (not tracks kept for hidden tiles)."""
+    return [t for t in view.resting_in(zone) if t.last_seen_frame == view.frame]
+
+
 def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """A hand's four tiles face up and still: HandExposed (the chung box's is the bank's)."""
     if not memory.delivery_done:
         return []
     events: list[TableEvent] = []
     for box in sorted(memory.hands):
-        tracks = _hand_tracks(view, memory, box)
-        if tracks is None or box in memory.exposed or box in memory.collected:
+        if box in memory.exposed or box in memory.collected:
             continue
-        ids = [t.track_id for t in tracks]
-        if not view.still(ids) or any(t.face_up is not True for t in tracks):
+        tracks = _exposed_tracks(view, memory, cfg, box)
+        if tracks is None:
             continue
         high, low = _exposed_pairs(memory, cfg, box, tracks)
         faces = _faces(tracks)

@@ -31,7 +31,10 @@ class RoundConfig:
     wash_min_moving_tiles: int = 3  # tiles moving at once to start a wash
     wash_quiet_s: float = 0.5  # no tile moving this long ends the wash; lower: a pause in the
     # wash splits it, higher: the wash end is reported later
-    woodpile_tiles: int = 32  # tiles resting in the woodpile for it to count as built
+    woodpile_min_seen_tiles: int = 8  # tiles seen resting in the woodpile, none seen elsewhere,
+    # for it to count as built: the tops of its 8 stacks of 4 (the tiles beneath are hidden)
+    woodpile_hold_s: float = 0.3  # the woodpile looks built this long; higher: a hand briefly
+    # hiding the last loose tiles is not taken for a built woodpile, but the event comes later
     no_more_bets_quiet_s: float | None = 0.8  # no wager change this long after wagers were
     # placed means "no more bets" (None: only the dice call it); lower: past posting is
     # caught sooner, but a slow player's wager may be called late
@@ -39,6 +42,10 @@ class RoundConfig:
     dice_unread_s: float = 0.4  # a die unreadable this long means it is not flat
     group_gap_s: float = 0.3  # tiles arriving in a box this close together form one group;
     # higher: staggered arrivals join up, but two quick groups to one box merge
+    delivery_quiet_s: float = 0.6  # no tile seen in the woodpile and none arriving in a box
+    # this long ends the delivery; the tile counts are taken then, after the dealer spreads
+    # each box's stack (tiles appearing in a box already served join its group). Higher: a
+    # hand hiding the last stacks is not taken for an empty woodpile, later DeliveryDone
     settle_quiet_s: float = 1.0  # no chip moving this long in settlement: the wagered boxes
     # not yet settled were pushes; higher: fewer slow payouts taken for pushes, later pushes
     pair_gap_ratio: float = 1.6  # middle gap / outer gaps of four tiles set as two pairs
@@ -83,6 +90,8 @@ class RoundMemory:
     throw: Throw | None = None
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
+    woodpile_since_s: float | None = None  # since when the woodpile has looked built
+    delivery_quiet_since_s: float | None = None  # since when nothing was left to deliver
     group: OpenGroup | None = None
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
@@ -102,6 +111,20 @@ class RoundMemory:
             return []
         before, self.phase = self.phase, to
         return [PhaseChanged(frame, time_s, before, to, self.index)]
+
+    def join_group(self, box: int, track_id: int) -> None:
+        """A tile appearing in a box already served belongs to that box's group (a stack
+        spread out shows the tiles that were hidden beneath its top tile)."""
+        self.hands[box].append(track_id)
+        self.delivered[track_id] = box
+
+    def recount(self, in_box: dict[int, list[int]]) -> None:
+        """At the end of the delivery, each served box's hand is the tiles lying in it now
+        (a tile the tracker counted twice while a stack was spread, or that left, drops out);
+        the groups' tile counts follow."""
+        self.hands = {box: list(in_box.get(box, [])) for box in self.hands}
+        self.delivered = {tid: box for box, ids in self.hands.items() for tid in ids}
+        self.groups = [(box, len(self.hands[box])) for box, _ in self.groups]
 
     def close_group(self) -> list[GroupDelivered]:
         """Close the open delivery group: record its hand; its GroupDelivered, if any."""

@@ -32,7 +32,7 @@ class DetectorConfig:
     """Thresholds of the detector; the trade-offs are in the comments."""
 
     min_confidence: float = 0.25  # lower: more recall on small or occluded objects, more noise
-    iou_threshold: float = 0.6  # higher: keeps overlapping neighbours (tiles set side by side)
+    iou_threshold: float = 0.5  # higher: keeps overlapping neighbours (tiles set side by side)
     threads: int = 2
     refine_dice: bool = True  # re-measure die boxes on the full-resolution frame (vision.refine)
 

@@ -12,7 +12,9 @@ Table knowledge on top:
   tracks whose known face agrees with the detection's read face;
 - there are exactly ``max_tiles`` (32) tiles: a tile detection that would make a 33rd track is
   given to the best lost tile track instead;
-- face memory: the face read while face up is kept when the tile turns face down.
+- face memory: the face read while face up is kept when the tile turns face down;
+- dice are read over their last few frames: a value is known only while confident readings of
+  it hold the window (a die not lying flat reads unsure and stays unknown).
 
 Classes are matched within their kind (``tile_down`` and ``tile_up`` are one kind: tiles turn).
 The tracker owns its id counter and never mutates the caller's arrays.
@@ -20,6 +22,7 @@ The tracker owns its id counter and never mutates the caller's arrays.
 
 from __future__ import annotations
 
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -59,8 +62,22 @@ class TrackerConfig:
     face_mismatch_cost: float = 1.0
     # Face readings below this confidence are not used (tiles and dice).
     min_face_confidence: float = 0.5
+    # A die is read from its last few frames: each frame's reading counts only at this face
+    # confidence or above. A die not lying flat shows two faces and reads unsure: on the
+    # training stills 2.9% of flat dice crops read below 0.97 and 81% of tipped ones; lower
+    # reads more tipped dice as flat, higher leaves more flat dice unread for a frame...
+    min_die_confidence: float = 0.97
+    die_window_frames: int = 8
+    # ...and its value is known only while one value holds this share of the window.
+    die_majority: float = 0.6
     # Tiles on the table: a detection that would make one more tile track re-uses a lost one.
     max_tiles: int = 32
+    # A tile beyond max_tiles takes a lost tile track only if lost this many frames: higher
+    # leaves a tile that merely missed a detection its id, but delays finding moved tiles.
+    reuse_min_lost_frames: int = 2
+    # Extra cost for giving it a track that is hidden (under a hand or beneath a tile) rather
+    # than one whose place is open to view and empty: higher trusts hidden tiles to be there.
+    reuse_hidden_cost: float = 0.5
     # Frames an unseen tile track is kept; tiles do not vanish, so very long.
     tile_max_age_frames: int = 100_000
     # Frames an unseen chip, die or hand track is kept: higher bridges longer occlusions.
@@ -87,6 +104,7 @@ class _State:
     last_seen: int
     velocity: np.ndarray = field(default_factory=lambda: np.zeros(4))
     face_votes: dict[int, float] = field(default_factory=dict)
+    die_reads: deque[int] = field(default_factory=deque)  # recent die readings, -1 unsure
     turned_down: bool = False  # seen face down since the last face reading
     carrier: int | None = None  # id of the tile this hidden tile lies beneath
 
@@ -157,15 +175,18 @@ class _Dets:
     class_id: np.ndarray
     confidence: np.ndarray
     face: np.ndarray
+    face_confidence: np.ndarray
 
     @classmethod
     def of(cls, d: Detections, min_face_confidence: float) -> _Dets:
-        face = np.where(np.asarray(d.face_confidence) >= min_face_confidence, d.face, -1)
+        face_confidence = np.asarray(d.face_confidence, np.float64)
+        face = np.where(face_confidence >= min_face_confidence, d.face, -1)
         return cls(
             np.array(d.xyxy, np.float64).reshape(-1, 4),
             np.array(d.class_id, np.int64),
             np.array(d.confidence, np.float64),
             np.asarray(face, np.int64),
+            face_confidence,
         )
 
 
@@ -234,7 +255,15 @@ class Tracker:
         tb, db = boxes[t_idx], dets.xyxy[d_idx]
         dist = centre_distance_norm(tb, db)
         cost = (1.0 - iou_matrix(tb, db)) + cfg.distance_weight * dist
-        track_faces = np.array([self._known_face(self._tracks[t]) for t in t_idx], np.int64)
+        # a face remembered by a face-down tile is a hypothesis (the tile turns up showing
+        # what it shows): only a face-up track's face argues against a detection
+        track_faces = np.array(
+            [
+                self._known_face(self._tracks[t]) if self._tracks[t].class_id != TILE_DOWN else -1
+                for t in t_idx
+            ],
+            np.int64,
+        )
         det_faces = dets.face[d_idx]
         clash = (track_faces[:, None] >= 0) & (det_faces[None, :] >= 0)
         clash &= track_faces[:, None] != det_faces[None, :]
@@ -266,6 +295,34 @@ class Tracker:
         feasible = same_kind & (dist <= gate_norm)
         return [(int(t_idx[r]), int(d_idx[c])) for r, c in assign(cost, feasible)]
 
+    def _reuse(self, dets, d_idx, pairs) -> list[tuple[int, int]]:
+        """The 32-tile rule: tiles seen beyond ``max_tiles`` take lost tile tracks, anywhere.
+        Only tracks lost for ``reuse_min_lost_frames`` qualify (one that just missed a frame is
+        still where it was), and a track under a hand or beneath a tile (hidden, so probably
+        still there) costs ``reuse_hidden_cost`` more than one whose place is open to view."""
+        cfg = self.config
+        t_idx = np.array(
+            [
+                t
+                for t in _unused(np.arange(len(self._tracks)), pairs, 0)
+                if self._frames_lost(self._tracks[t]) >= cfg.reuse_min_lost_frames
+            ],
+            np.int64,
+        )
+        if len(d_idx) == 0 or len(t_idx) == 0:
+            return []
+        boxes = np.array([t.xyxy for t in self._tracks], np.float64).reshape(-1, 4)
+        cost, _, same_kind = self._cost(dets, d_idx, t_idx, boxes)
+        hands = dets.xyxy[dets.class_id == HAND]
+        hidden = np.array([self._tracks[t].carrier is not None for t in t_idx])
+        if len(hands):
+            hidden |= cover_matrix(boxes[t_idx], hands).max(axis=1) >= cfg.hand_cover_frac
+        cost = cost + cfg.reuse_hidden_cost * hidden[:, None]
+        pairs = [(int(t_idx[r]), int(d_idx[c])) for r, c in assign(cost, same_kind)]
+        for t, _ in pairs:  # found far from where it was lost: it may be another tile
+            self._tracks[t].face_votes, self._tracks[t].die_reads = {}, deque()
+        return pairs
+
     def _spawn_or_reuse(self, dets, d_idx, pairs, frame_index: int):
         """New tracks for the rest; a tile beyond ``max_tiles`` takes the best lost tile track."""
         out: list[tuple[int, int]] = []
@@ -279,7 +336,7 @@ class Tracker:
             n_tiles += bool(is_tile)
         spawned = {d for _, d in out}
         rest = np.array([d for d in d_idx if d not in spawned], np.int64)
-        return out + self._reacquire(dets, rest, pairs + out, gate_norm=np.inf)
+        return out + self._reuse(dets, rest, pairs + out)
 
     def _new_state(self, dets: _Dets, d: int, frame_index: int) -> _State:
         state = _State(
@@ -304,18 +361,29 @@ class Tracker:
             t.velocity = np.zeros(4)
         t.xyxy, t.class_id = box.copy(), int(dets.class_id[d])
         t.confidence, t.last_seen, t.carrier = float(dets.confidence[d]), frame_index, None
-        self._remember_face(t, int(dets.face[d]), float(dets.confidence[d]))
+        if t.class_id == DIE:
+            self._read_die(t, int(dets.face[d]), float(dets.face_confidence[d]))
+        else:
+            self._remember_face(t, int(dets.face[d]), float(dets.confidence[d]))
+
+    def _read_die(self, t: _State, face: int, face_confidence: float) -> None:
+        cfg = self.config
+        sure = face >= 0 and FACE_CLASSES[face].startswith("die_")
+        t.die_reads.append(face if sure and face_confidence >= cfg.min_die_confidence else -1)
+        while len(t.die_reads) > cfg.die_window_frames:
+            t.die_reads.popleft()
+        values = Counter(v for v in t.die_reads if v >= 0)
+        best = values.most_common(1)
+        held = best and best[0][1] >= cfg.die_majority * len(t.die_reads)
+        t.face_votes = {best[0][0]: 1.0} if held else {}
 
     def _remember_face(self, t: _State, face: int, weight: float) -> None:
         if t.class_id == TILE_DOWN:
             t.turned_down = True
             return
-        if face < 0 or t.class_id not in (TILE_UP, DIE):
-            return
-        if FACE_CLASSES[face].startswith("die_") != (t.class_id == DIE):
-            return  # a tile read as a die or the reverse: ignore the reading
-        if t.class_id == DIE or t.turned_down:
-            # Dice are re-rolled; a tile turned up again shows what it shows now.
+        if face < 0 or t.class_id != TILE_UP or FACE_CLASSES[face].startswith("die_"):
+            return  # no reading, or a tile read as a die: ignore it
+        if t.turned_down:  # a tile turned up again shows what it shows now
             t.face_votes, t.turned_down = {}, False
         t.face_votes[face] = t.face_votes.get(face, 0.0) + weight
 

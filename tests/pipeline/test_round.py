@@ -89,9 +89,8 @@ class Table:
     def step(self, frames: int = 1) -> list[TableEvent]:
         new: list[TableEvent] = []
         for _ in range(frames):
-            self.state, out = self.round.update(
-                list(self.tracks.values()), Stamp(self.index, self.index / FPS)
-            )
+            seen = [replace(t, last_seen_frame=self.index) for t in self.tracks.values()]
+            self.state, out = self.round.update(seen, Stamp(self.index, self.index / FPS))
             new += out
             self.index += 1
         self.events += new
@@ -105,7 +104,7 @@ def woodpile_table(**config) -> Table:
     """32 face-down tiles resting in the woodpile, the woodpile built, phase wagers."""
     table = Table(RoundConfig(**config))
     table.put(*(tile(i, (100.0 + 12 * (i // 4), 50.0), "woodpile") for i in range(32)))
-    table.step(3)
+    table.step(4)  # rest there (zone_hold_s), then look built for woodpile_hold_s
     return table
 
 
@@ -137,7 +136,7 @@ def test_wash_then_woodpile_reports_tracked_tiles():
     assert ended.frame == 7  # dated to the last motion, not to when the quiet revealed it
     assert [e.after for e in table.of(PhaseChanged)] == [Phase.WASH, Phase.WOODPILE]
     table.put(*(tile(i, (100.0 + 12 * (i // 4), 50.0), "woodpile") for i in range(32)))
-    table.step(3)
+    table.step(4)
     assert len(table.of(WoodpileBuilt)) == 1
 
 
@@ -172,6 +171,7 @@ def test_delivery_in_order_with_groups_and_counts():
     order = delivery_order(3)
     for k, box in enumerate(order):
         deliver(table, box, range(4 * k, 4 * k + 4))
+    table.step(4)  # the woodpile stays empty for delivery_quiet_s
     groups = table.of(GroupDelivered)
     assert [(g.box, g.order_index, g.tile_count) for g in groups] == [
         (box, k, 4) for k, box in enumerate(order)
@@ -241,7 +241,7 @@ def delivered_table() -> Table:
     table.step(2)
     for k, box in enumerate(delivery_order(4)):
         deliver(table, box, range(4 * k, 4 * k + 4))
-    table.step(2)
+    table.step(4)
     return table
 
 

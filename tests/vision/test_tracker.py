@@ -25,7 +25,7 @@ def dets(boxes, classes, faces=None, confidence=0.9) -> Detections:
     d = Detections.from_arrays(np.array(boxes, float).reshape(n, 4), classes, [confidence] * n)
     if faces is None:
         return d
-    return d.with_faces(np.array(faces), np.where(np.array(faces) >= 0, 0.95, 0.0))
+    return d.with_faces(np.array(faces), np.where(np.array(faces) >= 0, 0.99, 0.0))
 
 
 def tile(x: float, y: float = 100.0) -> list[float]:
@@ -66,13 +66,42 @@ def test_die_value_is_read():
     assert track.die_value == 5 and track.face is None and track.kind == "die"
 
 
+def test_a_die_that_reads_unsure_most_of_the_time_has_no_value():
+    """A die not lying flat shows two faces: the reader is unsure, now and then confident."""
+    five, three = FACE_CLASSES.index("die_5"), FACE_CLASSES.index("die_3")
+    box = [[0, 0, 8, 8]]
+    tracker = Tracker()
+    for f, conf in enumerate([0.6, 0.95, 0.5, 0.7, 0.96, 0.6, 0.55, 0.8]):
+        d = dets(box, [3]).with_faces(np.array([five]), np.array([conf]))
+        [track] = tracker.update(d, f)
+        assert track.die_value is None, f
+    for f in range(8, 16):  # re-shaken, lying flat: read once it holds the window
+        d = dets(box, [3]).with_faces(np.array([three]), np.array([0.99]))
+        [track] = tracker.update(d, f)
+    assert track.die_value == 3
+
+
 def test_a_33rd_tile_reuses_the_best_lost_track():
     tracker = Tracker(TrackerConfig(max_tiles=4))
     tracker.update(dets([tile(x) for x in (0, 100, 200, 300)], [TILE_DOWN] * 4), 0)
-    moved = [tile(x) for x in (0, 100, 200)] + [tile(700, 400)]  # the 4th reappears far away
-    tracks = tracker.update(dets(moved, [TILE_DOWN] * 4), 1)
+    three = [tile(x) for x in (0, 100, 200)]
+    for f in (1, 2):  # the 4th is lifted off the table
+        tracker.update(dets(three, [TILE_DOWN] * 3), f)
+    moved = [*three, tile(700, 400)]  # and set down far away
+    tracks = tracker.update(dets(moved, [TILE_DOWN] * 4), 3)
     assert sorted(t.track_id for t in tracks) == [1, 2, 3, 4]
     assert by_id(tracks)[4].xyxy == tuple(tile(700, 400))
+
+
+def test_a_tile_that_missed_one_frame_is_not_given_away():
+    tracker = Tracker(TrackerConfig(max_tiles=4))
+    four = [tile(x) for x in (0, 100, 200, 300)]
+    tracker.update(dets(four, [TILE_DOWN] * 4), 0)
+    blip = [*four[:3], tile(700, 400)]  # the 4th missed a frame; a false tile far away
+    tracks = tracker.update(dets(blip, [TILE_DOWN] * 4), 1)
+    assert by_id(tracks)[4].xyxy == tuple(tile(300))
+    tracks = tracker.update(dets(four, [TILE_DOWN] * 4), 2)
+    assert by_id(tracks)[4].xyxy == tuple(tile(300)) and len(tracks) == 4
 
 
 def test_tiles_beyond_the_limit_with_none_lost_are_ignored_but_chips_are_not():
