@@ -9,6 +9,8 @@ Consumers ``match`` on the type::
             ...
 
 Track ids are the tracker's (in oracle mode, the ground-truth tile ids). Boxes are 1..8.
+:class:`CameraLost` and :class:`CameraRestored` come from the frame-health check
+(:mod:`pipeline.health`), not from the tracks.
 :class:`TableState` is the frozen snapshot of the round returned with each frame's events.
 """
 
@@ -217,6 +219,26 @@ class BoxSettled:
     outcome: Outcome
 
 
+@dataclass(frozen=True, slots=True)
+class CameraLost:
+    """The camera stopped giving usable frames at ``frame`` (the first unusable one).
+    ``reason``: ``blank`` (no picture), ``frozen`` (the same picture repeated) or what the
+    source reports. Until :class:`CameraRestored` the table is blind, never empty."""
+
+    frame: int
+    time_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CameraRestored:
+    """Usable frames again from ``frame`` on, after ``lost_s`` seconds without."""
+
+    frame: int
+    time_s: float
+    lost_s: float
+
+
 TableEvent = (
     PhaseChanged
     | WashEnded
@@ -232,6 +254,8 @@ TableEvent = (
     | HandsMerged
     | HandExposed
     | BoxSettled
+    | CameraLost
+    | CameraRestored
 )
 
 
@@ -288,6 +312,10 @@ def _describe_hands(event: TableEvent) -> str:
             return f"{who} exposed: high {' '.join(map(str, high))} / low {' '.join(map(str, low))}"
         case BoxSettled(box=box, outcome=outcome):
             return f"box {box} settled: {outcome}"
+        case CameraLost(reason=reason):
+            return f"camera lost ({reason})"
+        case CameraRestored(lost_s=lost_s):
+            return f"camera restored after {lost_s:.1f} s blind"
     raise TypeError(f"not a table event: {event!r}")
 
 

@@ -14,6 +14,8 @@ import pytest
 from paigow.dice import delivery_order, first_box
 from pipeline.events import (
     BoxSettled,
+    CameraLost,
+    CameraRestored,
     DeliveryDone,
     DiceRead,
     GroupDelivered,
@@ -373,6 +375,8 @@ EXAMPLES = (
     HandsMerged(11, 2.2, (4, 5), (0, 1, 2, 3, 4, 5, 6, 7), True),
     HandExposed(12, 2.4, 1, True, ("6-6", "1-1"), ("2-2", "3-3"), (0, 1), (2, 3)),
     BoxSettled(13, 2.6, 4, Outcome.WIN),
+    CameraLost(14, 2.8, "frozen"),
+    CameraRestored(15, 3.0, 0.2),
 )
 
 

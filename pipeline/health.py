@@ -1,0 +1,188 @@
+"""Frame health: is the camera giving usable pictures? Blank and frozen feeds become events.
+
+A *blank* frame has next to no contrast (a black or flat substitute picture); a *frozen* feed
+repeats the same picture. Neither may be read as an empty or a still table (DESIGN.md, Sources):
+the interval is blind. :class:`FrameHealth` looks at each frame's pixels and emits one
+:class:`~pipeline.events.CameraLost` when the feed goes bad and one
+:class:`~pipeline.events.CameraRestored` when it comes back. :class:`CameraWatch` is the part
+that turns per-frame verdicts into those two events; oracle mode feeds it the scenario's own
+verdicts (its ``blind`` field) instead of pixels.
+
+Numpy only; every threshold is a :class:`HealthConfig` field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pipeline.events import CameraLost, CameraRestored
+
+BLANK = "blank"
+FROZEN = "frozen"
+
+
+@dataclass(frozen=True)
+class HealthConfig:
+    """Thresholds of the frame-health check; each line says what raising it trades."""
+
+    blank_std_max: float = 2.0  # grey-level std (0-255) at or below which a frame is blank;
+    # higher: a dim, flat picture may pass for blank
+    blank_frames: int = 3  # blank frames in a row before the camera counts as lost; higher:
+    # a glitch of a frame or two is ignored, but the alert comes later
+    frozen_diff_max: float = 0.1  # mean absolute grey-level change from the previous frame at
+    # or below which a frame repeats it; higher: frozen feeds are caught through codec noise,
+    # but a still table filmed without sensor noise may pass for frozen
+    frozen_frames: int = 25  # repeats in a row before the feed counts as frozen (1 s at 25
+    # fps); lower: faster alerts, more false ones on a still table
+    restore_diff_min: float = 0.5  # while lost, the mean grey-level change a frame needs to
+    # count as live again (above frozen_diff_max: an encoder refining a repeated picture is
+    # not a live feed); higher: fewer false restorations, but a still table after a real
+    # freeze is recognised as live only once something moves
+    restore_frames: int = 1  # usable frames in a row before the camera counts as restored
+    stride_px: int = 4  # look at every stride_px-th pixel each way; higher: cheaper, coarser
+
+
+def grey_sample(image: np.ndarray, stride_px: int) -> np.ndarray:
+    """A coarse grey picture: ``(H, W, 3)`` or ``(H, W)`` uint8 -> ``(ceil(H/s), ceil(W/s))``
+    float32, every ``stride_px``-th pixel each way, channels averaged.
+
+    >>> grey_sample(np.full((4, 6, 3), 9, np.uint8), 2).shape
+    (2, 3)
+    """
+    sample = image[::stride_px, ::stride_px].astype(np.float32)
+    return sample.mean(axis=2) if sample.ndim == 3 else sample
+
+
+def is_blank(sample: np.ndarray, std_max: float) -> bool:
+    """No picture: the grey levels hardly vary (std at most ``std_max``)."""
+    return sample.size == 0 or float(sample.std()) <= std_max
+
+
+def change(sample: np.ndarray, previous: np.ndarray | None) -> float:
+    """Mean absolute grey-level change between two samples; infinite when there is no
+    previous sample or the size changed.
+
+    >>> change(np.zeros((2, 2)), np.ones((2, 2)))
+    1.0
+    """
+    if previous is None or previous.shape != sample.shape:
+        return float("inf")
+    return float(np.abs(sample - previous).mean())
+
+
+@dataclass
+class _Run:
+    """A run of frames with the same problem: where it began and how long it is."""
+
+    frame: int = 0
+    time_s: float = 0.0
+    count: int = 0
+
+    def extend(self, hit: bool, frame: int, time_s: float) -> None:
+        if not hit:
+            self.count = 0
+            return
+        if self.count == 0:
+            self.frame, self.time_s = frame, time_s
+        self.count += 1
+
+
+class CameraWatch:
+    """Per-frame verdicts in, :class:`CameraLost` / :class:`CameraRestored` out, once each.
+
+    ``update(frame, time_s, problem, since)`` once per frame: ``problem`` is None for a usable
+    frame, else the reason; ``since`` the (frame, time) the problem began, when earlier than
+    this frame. The loss is dated to its start; the restoration to the first of
+    ``restore_frames`` usable frames in a row.
+    """
+
+    def __init__(self, restore_frames: int = 1) -> None:
+        self._restore_frames = restore_frames
+        self.reset()
+
+    def reset(self) -> None:
+        self._lost: CameraLost | None = None
+        self._good = _Run()
+
+    @property
+    def lost(self) -> CameraLost | None:
+        """The loss in progress, if any."""
+        return self._lost
+
+    def update(
+        self,
+        frame: int,
+        time_s: float,
+        problem: str | None,
+        since: tuple[int, float] | None = None,
+    ) -> list[CameraLost | CameraRestored]:
+        self._good.extend(problem is None, frame, time_s)
+        if self._lost is None:
+            if problem is None:
+                return []
+            start_frame, start_s = since or (frame, time_s)
+            self._lost = CameraLost(start_frame, start_s, problem)
+            return [self._lost]
+        if self._good.count < self._restore_frames:
+            return []
+        lost, self._lost = self._lost, None
+        back_frame, back_s = self._good.frame, self._good.time_s
+        return [CameraRestored(back_frame, back_s, round(back_s - lost.time_s, 3))]
+
+
+class FrameHealth:
+    """Pixels in, camera events out: ``update(image, frame, time_s)`` once per frame, in order
+    (``no_picture(frame, time_s, reason)`` for a frame the source could not give); ``reset()``
+    forgets. The caller's image is never modified."""
+
+    def __init__(self, config: HealthConfig | None = None) -> None:
+        self.config = config or HealthConfig()
+        self._watch = CameraWatch(self.config.restore_frames)
+        self.reset()
+
+    def reset(self) -> None:
+        self._watch.reset()
+        self._previous: np.ndarray | None = None
+        self._blank = _Run()
+        self._frozen = _Run()
+
+    @property
+    def lost(self) -> CameraLost | None:
+        return self._watch.lost
+
+    def update(
+        self, image: np.ndarray, frame: int, time_s: float
+    ) -> list[CameraLost | CameraRestored]:
+        cfg = self.config
+        sample = grey_sample(image, cfg.stride_px)
+        blank = is_blank(sample, cfg.blank_std_max)
+        step = change(sample, self._previous)
+        self._previous = sample
+        self._blank.extend(blank, frame, time_s)
+        self._frozen.extend(step <= cfg.frozen_diff_max and not blank, frame, time_s)
+        problem, since = self._verdict(blank or step < cfg.restore_diff_min)
+        return self._watch.update(frame, time_s, problem, since)
+
+    def no_picture(
+        self, frame: int, time_s: float, reason: str
+    ) -> list[CameraLost | CameraRestored]:
+        """A frame the source could not give (``reason``: a read failure, a timeout): the camera
+        is lost at once, dated here; the next picture is judged afresh."""
+        self._previous = None
+        self._blank, self._frozen = _Run(), _Run()
+        return self._watch.update(frame, time_s, reason)
+
+    def _verdict(self, suspect: bool) -> tuple[str | None, tuple[int, float] | None]:
+        """The confirmed problem and when it began; while lost, a frame that is blank or
+        barely changed (``suspect``) keeps the camera lost."""
+        cfg = self.config
+        if self._blank.count >= cfg.blank_frames:
+            return BLANK, (self._blank.frame, self._blank.time_s)
+        if self._frozen.count >= cfg.frozen_frames:
+            return FROZEN, (self._frozen.frame, self._frozen.time_s)
+        lost = self._watch.lost
+        if lost is not None and suspect:
+            return lost.reason, None
+        return None, None

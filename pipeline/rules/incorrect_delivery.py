@@ -1,0 +1,94 @@
+"""``incorrect_delivery`` (10.14): the first box is not the one the dice give, a box is
+skipped, the order is not counter-clockwise, or a box is not given exactly four tiles (groups
+for adjacent empty boxes placed together, 8.2, are allowed). The round is void: reshuffle.
+
+Each :class:`GroupDelivered` is checked against the flat dice's first box with
+:func:`paigow.dice.check_delivery` while the deal runs (boxes passed over are skipped), and
+again, complete, at :class:`DeliveryDone`. Empty boxes are those with no chips and not the
+chung. Where the camera missed the order of some groups (``order_seen=False``) their order is
+assumed, so no order problem is raised for them, and boxes passed over are judged only once
+the delivery is done. One alert per round, at the box of the first
+problem; later problems are more evidence. Without a dice read nothing is checked. Ends with
+the round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from paigow.dice import BOX_COUNT, DeliveryProblem, DeliveryProblemKind, Placement, check_delivery
+from pipeline.events import DeliveryDone, DiceRead, GroupDelivered, TableEvent, TableState
+from pipeline.rules.base import Finding, RulesConfig
+
+
+def _assumed(problem: DeliveryProblem, unseen: set[int], complete: bool) -> bool:
+    """A problem that only the assumed order of unseen groups would make: an order problem
+    at an unseen group, or, while the deal runs, a box passed over (it may yet be served)."""
+    if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
+        return problem.box in unseen
+    return problem.kind is DeliveryProblemKind.SKIPPED_BOX and bool(unseen) and not complete
+
+
+class IncorrectDelivery:
+    kind: ClassVar[str] = "incorrect_delivery"
+    round_scoped: ClassVar[bool] = True
+
+    def __init__(self, config: RulesConfig) -> None:
+        self.config = config
+        self.reset()
+
+    def reset(self) -> None:
+        self._first: int | None = None
+        self._groups: list[GroupDelivered] = []
+        self._reported: list[DeliveryProblem] = []
+        self._box: int | None = None
+
+    def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
+        findings: list[Finding] = []
+        for event in events:
+            match event:
+                case DiceRead(flat=True, first_box=int(first)) if not self._groups:
+                    self._first = first
+                case GroupDelivered():
+                    self._groups.append(event)
+                    findings += self._check(state, event, complete=False)
+                case DeliveryDone():
+                    findings += self._check(state, event, complete=True)
+        return findings
+
+    def _problems(self, state: TableState, complete: bool) -> list[DeliveryProblem]:
+        if self._first is None or not self._groups:
+            return []
+        empty = [
+            b
+            for b in range(1, BOX_COUNT + 1)
+            if b != state.chung_box and not state.chips_per_box.get(b)
+        ]
+        placements = [Placement(g.box, g.tile_count) for g in self._groups]
+        unseen = {g.box for g in self._groups if not g.order_seen}
+        problems = check_delivery(self._first, placements, empty, complete=complete)
+        return [p for p in problems if not _assumed(p, unseen, complete)]
+
+    def _check(self, state: TableState, event: TableEvent, complete: bool) -> list[Finding]:
+        new = [p for p in self._problems(state, complete) if p not in self._reported]
+        if not new:
+            return []
+        self._reported += new
+        self._box = self._box or new[0].box
+        boxes = {p.box for p in self._reported}
+        return [
+            Finding(
+                self._box,
+                event.frame,
+                event.time_s,
+                f"{self._reported[0].detail}: the round is void, reshuffle",
+                {
+                    "expected_first_box": self._first,
+                    "boxes": [g.box for g in self._groups],
+                    "tile_counts": [g.tile_count for g in self._groups],
+                    "problems": [f"{p.kind}: {p.detail}" for p in self._reported],
+                    "track_ids": [i for g in self._groups if g.box in boxes for i in g.track_ids],
+                },
+            )
+        ]

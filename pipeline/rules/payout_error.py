@@ -1,0 +1,86 @@
+"""``payout_error`` (6.16-6.17): a winning box paid other than 1:1 less 5%. Supervisor review.
+
+What the camera can check today is the settlement's direction, not its amount: chips are seen
+as stacks, not values. Each :class:`BoxSettled` (win: chips added, lose: chips taken, push:
+left alone) is compared with what the exposed hands call for, the box's pairs against the
+bank's (:func:`paigow.hands.match`: both hands won is a win, both lost a loss, else a push;
+copies go to the bank). A box paid when it lost, or not paid when it won, is raised; whether a
+win was paid exactly 1:1 less 5% is not (it needs chip values). Boxes or banks whose faces are
+not all known are not judged. Ends with the round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from paigow.hands import Setting, hand_value, match
+from paigow.tiles import TileError, tile
+from pipeline.events import BoxSettled, HandExposed, TableEvent, TableState
+from pipeline.rules.base import Finding, RulesConfig, faces_text
+
+
+def _setting(event: HandExposed) -> Setting | None:
+    """The exposed hand as a setting, its better pair high; None when a face is unknown."""
+    try:
+        a = tuple(tile(f or "") for f in event.high_faces)
+        b = tuple(tile(f or "") for f in event.low_faces)
+    except TileError:
+        return None
+    if len(a) != 2 or len(b) != 2:
+        return None
+    return Setting(a, b) if hand_value(*a) >= hand_value(*b) else Setting(b, a)  # type: ignore[arg-type]
+
+
+class PayoutError:
+    kind: ClassVar[str] = "payout_error"
+    round_scoped: ClassVar[bool] = True
+
+    def __init__(self, config: RulesConfig) -> None:
+        self.config = config
+        self.reset()
+
+    def reset(self) -> None:
+        self._hands: dict[int, HandExposed] = {}
+        self._bank: HandExposed | None = None
+
+    def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
+        findings: list[Finding] = []
+        for event in events:
+            match event:
+                case HandExposed(bank=True):
+                    self._bank = event
+                case HandExposed(box=box):
+                    self._hands[box] = event
+                case BoxSettled():
+                    finding = self._check(event)
+                    findings += [finding] if finding else []
+        return findings
+
+    def _check(self, event: BoxSettled) -> Finding | None:
+        hand, bank = self._hands.get(event.box), self._bank
+        if hand is None or bank is None:
+            return None
+        player, banker = _setting(hand), _setting(bank)
+        if player is None or banker is None:
+            return None
+        due = match(player, banker).value
+        if due == event.outcome.value:
+            return None
+        return Finding(
+            event.box,
+            event.frame,
+            event.time_s,
+            f"box {event.box} was settled as a {event.outcome} but its hand "
+            f"{faces_text(hand.high_faces)} / {faces_text(hand.low_faces)} against the bank's "
+            f"{faces_text(bank.high_faces)} / {faces_text(bank.low_faces)} is a {due}: "
+            "supervisor review",
+            {
+                "settled": str(event.outcome),
+                "due": due,
+                "track_ids": [*hand.high_ids, *hand.low_ids],
+                "faces": [*hand.high_faces, *hand.low_faces],
+                "bank_faces": [*bank.high_faces, *bank.low_faces],
+                "amount_checked": False,
+            },
+        )

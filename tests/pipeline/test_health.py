@@ -1,0 +1,163 @@
+"""Frame health on synthetic pictures: blank and frozen feeds, glitches, restoration."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.events import CameraLost, CameraRestored
+from pipeline.health import (
+    BLANK,
+    FROZEN,
+    CameraWatch,
+    FrameHealth,
+    HealthConfig,
+    change,
+    grey_sample,
+    is_blank,
+)
+
+FPS = 5
+SHAPE = (60, 80, 3)
+
+
+def live(seed: int) -> np.ndarray:
+    """A picture of a live camera: texture plus sensor noise that differs every frame."""
+    rng = np.random.default_rng(seed)
+    base = np.tile(np.linspace(40, 200, SHAPE[1], dtype=np.float64), (SHAPE[0], 1))[..., None]
+    return np.clip(base + rng.normal(0, 4, SHAPE), 0, 255).astype(np.uint8)
+
+
+def blank() -> np.ndarray:
+    return np.zeros(SHAPE, np.uint8)
+
+
+class Feed:
+    """Frames into a FrameHealth, events collected."""
+
+    def __init__(self, **config) -> None:
+        self.health = FrameHealth(HealthConfig(**config))
+        self.index = 0
+        self.events: list[CameraLost | CameraRestored] = []
+
+    def show(self, *images: np.ndarray) -> list:
+        out = []
+        for image in images:
+            out += self.health.update(image, self.index, self.index / FPS)
+            self.index += 1
+        self.events += out
+        return out
+
+
+def test_samples_and_measures():
+    image = live(0)
+    sample = grey_sample(image, 4)
+    assert sample.shape == (15, 20) and sample.dtype == np.float32
+    assert grey_sample(image[..., 0], 4).shape == (15, 20)
+    assert is_blank(grey_sample(blank(), 4), 2.0) and not is_blank(sample, 2.0)
+    assert change(sample, sample) == 0.0
+    assert change(sample, None) == change(sample, sample[:5]) == float("inf")
+
+
+def test_a_live_feed_raises_nothing():
+    feed = Feed(frozen_frames=5)
+    feed.show(*(live(i) for i in range(40)))
+    assert feed.events == []
+    assert feed.health.lost is None
+
+
+def test_blank_frames_lose_the_camera_from_the_first_one():
+    feed = Feed(blank_frames=3)
+    feed.show(*(live(i) for i in range(5)))
+    assert feed.show(blank(), blank()) == []
+    (lost,) = feed.show(blank())
+    assert lost == CameraLost(5, 1.0, BLANK)
+    feed.show(*(blank() for _ in range(5)))
+    (back,) = feed.show(live(99))
+    assert back == CameraRestored(13, 2.6, 1.6)
+    assert feed.show(*(live(100 + i) for i in range(5))) == []
+
+
+def test_a_frozen_feed_is_dated_to_the_first_repeat():
+    feed = Feed(frozen_frames=4)
+    feed.show(*(live(i) for i in range(5)))
+    still = live(4)  # the last live picture, repeated
+    assert feed.show(still, still, still) == []
+    (lost,) = feed.show(still)
+    assert (lost.frame, lost.reason) == (5, FROZEN)
+    feed.show(still, still)
+    (back,) = feed.show(live(50))
+    assert (back.frame, back.lost_s) == (11, pytest.approx(1.2))
+
+
+def test_codec_noise_on_a_repeated_picture_still_reads_frozen():
+    rng = np.random.default_rng(7)
+    still = live(1)
+    feed = Feed(frozen_frames=3, frozen_diff_max=0.1)
+    feed.show(live(0))
+    for _ in range(4):  # a few pixels flicker by a grey level, as re-encoding leaves them
+        flicker = still.copy()
+        flicker[rng.integers(0, SHAPE[0], 20), rng.integers(0, SHAPE[1], 20)] += 1
+        feed.show(flicker)
+    assert [e.reason for e in feed.events] == [FROZEN]
+
+
+def test_an_encoder_refining_the_frozen_picture_does_not_restore_the_camera():
+    feed = Feed(frozen_frames=3, frozen_diff_max=0.1, restore_diff_min=0.5)
+    still = live(3)
+    feed.show(live(0), still, still, still, still)
+    assert [e.reason for e in feed.events] == [FROZEN]
+    refined = still.copy()
+    refined[:, : SHAPE[1] // 4] += 1  # a quarter of the picture moves by a grey level: 0.25
+    assert feed.show(refined, refined) == []
+    (back,) = feed.show(live(9))
+    assert isinstance(back, CameraRestored)
+
+
+def test_glitches_shorter_than_the_thresholds_are_ignored():
+    feed = Feed(blank_frames=3, frozen_frames=4)
+    feed.show(live(0), blank(), blank(), live(1), live(2), live(2), live(2), live(3))
+    assert feed.events == []
+
+
+def test_blank_after_frozen_stays_one_loss():
+    feed = Feed(blank_frames=3, frozen_frames=2)
+    still = live(0)
+    feed.show(live(1), still, still, still, blank(), blank(), blank(), blank())
+    assert [type(e) for e in feed.events] == [CameraLost]
+    feed.show(live(5))
+    assert [type(e) for e in feed.events] == [CameraLost, CameraRestored]
+
+
+def test_a_frame_the_source_could_not_give_loses_the_camera_at_once():
+    feed = Feed()
+    feed.show(live(0), live(1))
+    (lost,) = feed.health.no_picture(2, 0.4, "read timeout")
+    assert lost == CameraLost(2, 0.4, "read timeout")
+    assert feed.health.no_picture(3, 0.6, "read timeout") == []
+    feed.index = 4
+    (back,) = feed.show(live(1))  # judged afresh: not a repeat of the picture before the gap
+    assert back == CameraRestored(4, 0.8, 0.4)
+
+
+def test_the_callers_image_is_left_alone_and_reset_forgets():
+    feed = Feed(blank_frames=1)
+    image = blank()
+    before = image.copy()
+    feed.show(image)
+    assert np.array_equal(image, before) and feed.health.lost is not None
+    feed.health.reset()
+    assert feed.health.lost is None
+    assert feed.show(live(1)) == []
+
+
+def test_camera_watch_needs_restore_frames_in_a_row_and_honours_since():
+    watch = CameraWatch(restore_frames=2)
+    assert watch.update(10, 2.0, None) == []
+    (lost,) = watch.update(12, 2.4, "frozen", since=(11, 2.2))
+    assert lost == CameraLost(11, 2.2, "frozen")
+    assert watch.update(13, 2.6, None) == []
+    assert watch.update(14, 2.8, "frozen") == []  # not two usable frames in a row
+    assert watch.update(15, 3.0, None) == []
+    (back,) = watch.update(16, 3.2, None)
+    assert back == CameraRestored(15, 3.0, 0.8)

@@ -1,0 +1,119 @@
+"""The rules in oracle mode on rendered scenarios: every injectable kind found, clean rounds
+quiet (golden file), and the frame-health check on the rendered camera losses."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.events import CameraLost, CameraRestored
+from pipeline.health import FrameHealth, HealthConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "rules_oracle.json"
+FPS = 5
+FROZEN_FRAMES = 5  # one second at the clips' 5 fps
+
+
+def _evaluator():
+    spec = importlib.util.spec_from_file_location(
+        "evaluate_rules", ROOT / "scripts" / "evaluate_rules.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def evaluator():
+    return _evaluator()
+
+
+@pytest.fixture(scope="module")
+def clips(evaluator, tmp_path_factory) -> list[Path]:
+    return evaluator.render(evaluator.SUBSET, tmp_path_factory.mktemp("rules_oracle"))
+
+
+def test_the_subset_holds_every_injectable_kind(evaluator):
+    from vision.synth.round_plan import INJECTABLE
+
+    golden = json.loads(GOLDEN.read_text())
+    assert golden["scenarios"] == [[s, list(i)] for s, i in evaluator.SUBSET]
+    assert {k for _, kinds in evaluator.SUBSET for k in kinds} == set(INJECTABLE)
+    assert set(golden["at_least"]["recall"]) == set(INJECTABLE)
+
+
+@pytest.mark.slow
+def test_oracle_alerts_match_the_golden_file(evaluator, clips):
+    summary, _ = evaluator.evaluate(clips)
+    golden = json.loads(GOLDEN.read_text())
+    kinds = summary["per_kind"]
+    for figure, floors in golden["at_least"].items():
+        for kind, floor in floors.items():
+            assert kinds[kind][figure] >= floor, (kind, figure, kinds[kind])
+    ceilings = golden["at_most"]
+    assert summary["alerts_per_clean_round"] <= ceilings["alerts_per_clean_round"]
+    assert len(summary["unexpected_alerts"]) <= ceilings["unexpected_alerts"], summary
+    assert len(summary["unclosed_alerts"]) <= ceilings["unclosed_alerts"], summary
+    for kind, ceiling in ceilings["latency_max_s"].items():
+        assert kinds[kind]["latency_max_s"] <= ceiling, (kind, kinds[kind])
+    assert summary["lifecycle"]["open"] == summary["lifecycle"]["close"]
+
+
+@pytest.mark.slow
+def test_frame_health_finds_the_rendered_camera_losses_and_nothing_else(clips):
+    import av
+
+    for folder in clips:
+        scenario = json.loads((folder / "scenario.json").read_text())
+        health = FrameHealth(HealthConfig(frozen_frames=FROZEN_FRAMES))
+        events = []
+        with av.open(str(folder / "clip.mp4")) as container:
+            for index, frame in enumerate(container.decode(container.streams.video[0])):
+                events += health.update(frame.to_ndarray(format="bgr24"), index, index / FPS)
+        expected = []
+        for start, end, variant in scenario["blind_intervals"]:
+            expected += [
+                CameraLost(start, start / FPS, variant),
+                CameraRestored(end, end / FPS, pytest.approx((end - start) / FPS)),
+            ]
+        assert events == expected, folder.name
+
+
+def _frame(index: int, tiles: dict[int, tuple[float, float, bool]]):
+    from pipeline.oracle import OracleFrame
+    from vision.types import TILE_DOWN, TILE_UP, Track
+
+    tracks = tuple(
+        Track(
+            i,
+            (x - 5, y - 10, x + 5, y + 10),
+            TILE_UP if up else TILE_DOWN,
+            up,
+            "6-6",
+            None,
+            "work_area",
+            index,
+            index,
+        )
+        for i, (x, y, up) in tiles.items()
+    )
+    return OracleFrame(index, index / FPS, None, tracks)
+
+
+def test_faces_are_forgotten_where_identical_backs_could_have_swapped(evaluator):
+    frames = [
+        _frame(0, {1: (0.0, 0.0, False), 2: (40.0, 0.0, False), 3: (200.0, 0.0, False)}),
+        _frame(1, {1: (36.0, 0.0, False), 2: (4.0, 0.0, False), 3: (201.0, 0.0, False)}),
+        _frame(2, {1: (36.0, 0.0, True), 2: (4.0, 0.0, False), 3: (202.0, 0.0, False)}),
+    ]
+    out = list(evaluator.forget_ambiguous_faces(frames))
+    faces = [{t.track_id: t.face for t in f.tracks} for f in out]
+    assert faces[0] == {1: "6-6", 2: "6-6", 3: "6-6"}
+    assert faces[1] == {1: None, 2: None, 3: "6-6"}  # 1 and 2 crossed; 3 only jittered
+    assert faces[2] == {1: "6-6", 2: None, 3: "6-6"}  # seen face up again
