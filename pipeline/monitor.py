@@ -1,0 +1,310 @@
+"""The live monitor: a source's frames through one table's pipeline; every alert to a sink.
+
+Two threads. The *reader* iterates the source and puts frames and gaps into a
+:class:`FrameQueue`; the caller's thread runs :meth:`Monitor.run`, which takes them out in order:
+a frame goes to ``pipeline.process``, a gap (the source gave no picture) to
+``pipeline.no_frame``, so a lost camera becomes a ``camera_lost`` alert and a blind interval,
+never an empty table. Every alert goes to ``sink.emit`` (``AlertPublisher``: journal first, then
+the bus) the moment the pipeline returns it; alerts never wait in a queue and are never dropped.
+
+Overload: from a live source (a camera, a stream, a file paced with ``realtime``) the queue keeps
+the newest ``queue_size`` frames and drops the oldest, counting them; from an unpaced file or
+folder the reader waits instead, so every frame is processed. Gaps are never dropped.
+
+Stopping: set the ``stop`` event (the CLI does on SIGINT/SIGTERM): reading stops, queued frames
+are discarded, ``pipeline.finish()`` runs and its alerts are emitted, and ``run`` returns. The end
+of a file source ends the run the same way, after its last frame.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Protocol, TextIO
+
+from pipeline.alerts import Alert, describe_alert
+from pipeline.sources import Gap, Source
+from vision.types import Frame
+
+Item = Frame | Gap
+
+
+class AlertSink(Protocol):
+    """Where alerts go: ``emit`` stores (journal) and publishes, returning the alert numbered."""
+
+    def emit(self, alert: Alert) -> Alert: ...
+
+
+class FramePipeline(Protocol):
+    """The part of :class:`pipeline.runner.TablePipeline` the monitor uses; results need only
+    ``alerts``, ``blind`` and ``state``."""
+
+    def process(self, frame: Frame, wall_time: str | None = None): ...
+
+    def no_frame(self, index: int, time_s: float, reason: str, wall_time: str | None = None): ...
+
+    def finish(self, wall_time: str | None = None) -> tuple[list, list[Alert]]: ...
+
+
+@dataclass(frozen=True)
+class MonitorConfig:
+    """Settings of the monitor loop; each line says what changing one trades."""
+
+    queue_size: int = 8  # frames waiting for the pipeline; higher: rides out longer stalls
+    # without drops, but alerts come later behind the backlog
+    status_interval_s: float = 0.25  # refresh of the status line on a terminal (and how long
+    # the loop waits for a frame before it refreshes anyway)
+    log_interval_s: float = 10.0  # period of the status line when stderr is not a terminal
+    stop_wait_s: float = 10.0  # how long the end waits for the reader thread to let go of the
+    # source (a live read in progress ends within its read timeout)
+
+
+class FrameQueue:
+    """A bounded queue from the reader thread to the processing loop.
+
+    ``put`` never blocks a *lossy* queue: when full it drops the oldest frame (counted in
+    ``dropped``). A ``lossless`` queue makes ``put`` wait for room instead. Gaps are never
+    dropped (a queue holding only gaps grows past its size; they are rare). ``close()`` ends
+    both sides: ``put`` then discards, ``get`` drains what is left and then returns None with
+    ``finished`` true.
+
+    >>> q = FrameQueue(1)
+    >>> q.put(Gap(0, 0.0, None, "lost"))
+    >>> q.put(Gap(0, 0.0, 0.5, "lost"))  # past the size: gaps are kept
+    >>> q.dropped, q.get(0).end_s, q.get(0).end_s
+    (0, None, 0.5)
+    """
+
+    def __init__(self, maxsize: int, lossless: bool = False) -> None:
+        if maxsize < 1:
+            raise ValueError(f"queue size must be at least 1, not {maxsize}")
+        self.maxsize, self.lossless = maxsize, lossless
+        self.dropped = 0
+        self._items: deque[Item] = deque()
+        self._closed = False
+        self._changed = threading.Condition()
+
+    def put(self, item: Item) -> None:
+        with self._changed:
+            if self.lossless:
+                while len(self._items) >= self.maxsize and not self._closed:
+                    self._changed.wait()
+            if self._closed:
+                return
+            if len(self._items) >= self.maxsize:
+                self._drop_oldest_frame()
+            self._items.append(item)
+            self._changed.notify_all()
+
+    def _drop_oldest_frame(self) -> None:
+        for position, queued in enumerate(self._items):
+            if isinstance(queued, Frame):
+                del self._items[position]
+                self.dropped += 1
+                return
+
+    def get(self, timeout_s: float) -> Item | None:
+        """The oldest item; None when none came within ``timeout_s`` or the queue is finished."""
+        deadline = time.monotonic() + timeout_s
+        with self._changed:
+            while not self._items and not self._closed:
+                left_s = deadline - time.monotonic()
+                if left_s <= 0:
+                    return None
+                self._changed.wait(left_s)
+            if not self._items:
+                return None
+            item = self._items.popleft()
+            self._changed.notify_all()
+            return item
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+
+    @property
+    def finished(self) -> bool:
+        """Closed, and nothing left to get."""
+        with self._changed:
+            return self._closed and not self._items
+
+
+@dataclass
+class MonitorStats:
+    """Counters of one run, as the status line shows them."""
+
+    frames: int = 0  # frames processed
+    dropped: int = 0  # frames dropped by the queue (overload)
+    gaps: int = 0  # stretches without a picture reported to the pipeline
+    alerts: int = 0  # alerts emitted
+    fps: float = 0.0  # frames processed per second, lately
+    video_s: float = 0.0  # time of the last frame or gap
+    phase: str = "-"
+    blind: bool = False
+
+    def line(self) -> str:
+        sight = "BLIND" if self.blind else "seeing"
+        return (
+            f"{self.fps:5.1f} fps | t {self.video_s:8.1f} s | {self.frames} frames | "
+            f"{self.dropped} dropped | {self.alerts} alerts | phase {self.phase} | {sight}"
+        )
+
+
+class ConsoleReport:
+    """Alerts on ``out``, one line each; the status line on ``err``: refreshed in place
+    (``\\r``) at most every ``status_interval_s`` on a terminal, else a plain line every
+    ``log_interval_s``."""
+
+    def __init__(
+        self, config: MonitorConfig, out: TextIO | None = None, err: TextIO | None = None
+    ) -> None:
+        self._out, self._err = out or sys.stdout, err or sys.stderr
+        self._tty = self._err.isatty()
+        self._every_s = config.status_interval_s if self._tty else config.log_interval_s
+        self._shown_at: float | None = None
+        self._showing = False  # a status line is on the terminal, without its newline
+
+    def alert(self, alert: Alert) -> None:
+        self._clear()
+        print(describe_alert(alert), file=self._out, flush=True)
+
+    def status(self, stats: MonitorStats, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and self._shown_at is not None and now - self._shown_at < self._every_s:
+            return
+        self._shown_at = now
+        if self._tty:
+            self._err.write(f"\r{stats.line()}\x1b[K")
+            self._showing = True
+        else:
+            self._err.write(stats.line() + "\n")
+        self._err.flush()
+
+    def close(self, stats: MonitorStats) -> None:
+        """The last status, on its own line."""
+        self.status(stats, force=True)
+        self._clear()
+
+    def _clear(self) -> None:
+        if self._showing:
+            self._err.write("\n")
+            self._err.flush()
+            self._showing = False
+
+
+class _Rate:
+    """Frames per second over windows of at least ``window_s``."""
+
+    def __init__(self, window_s: float = 1.0) -> None:
+        self._window_s = window_s
+        self._start = time.monotonic()
+        self._count = 0
+        self.fps = 0.0
+
+    def tick(self, frames: int) -> float:
+        now = time.monotonic()
+        if now - self._start >= self._window_s:
+            self.fps = (frames - self._count) / (now - self._start)
+            self._start, self._count = now, frames
+        return self.fps
+
+
+class Monitor:
+    """One table camera: ``source`` -> ``pipeline`` -> ``sink``; :meth:`run` once."""
+
+    def __init__(
+        self,
+        source: Source,
+        pipeline: FramePipeline,
+        sink: AlertSink,
+        config: MonitorConfig | None = None,
+        report: ConsoleReport | None = None,
+    ) -> None:
+        self.source, self.pipeline, self.sink = source, pipeline, sink
+        self.config = config or MonitorConfig()
+        self.report = report
+        self.stats = MonitorStats()
+        self._rate = _Rate()
+        self._gap_seen: tuple[int, float] | None = None
+        self._reader_failure: BaseException | None = None
+
+    def run(self, stop: threading.Event | None = None) -> MonitorStats:
+        """Process until the source ends or ``stop`` is set; then finish the pipeline and emit
+        its last alerts. Returns the counters. Raises what the pipeline or the sink raised (the
+        source is still closed), or what the reader thread failed with."""
+        stop = stop or threading.Event()
+        queue = FrameQueue(self.config.queue_size, lossless=not self.source.live)
+        reader = threading.Thread(target=self._read, args=(queue, stop), name="source-reader")
+        reader.daemon = True  # a live read stuck past its timeout must not hold the process
+        reader.start()
+        try:
+            try:
+                self._loop(queue, stop)
+            finally:
+                stop.set()
+                queue.close()
+                self.source.close()
+                reader.join(self.config.stop_wait_s)
+                self.stats.dropped = queue.dropped
+            if self._reader_failure is not None:
+                raise self._reader_failure
+            self._emit(self.pipeline.finish()[1])
+        finally:
+            if self.report is not None:
+                self.report.close(self.stats)
+        return self.stats
+
+    def _read(self, queue: FrameQueue, stop: threading.Event) -> None:
+        """Reader thread: source -> queue, until the source ends or ``stop`` is set."""
+        try:
+            for item in self.source:
+                if stop.is_set():
+                    break
+                queue.put(item)
+        except BaseException as exc:  # handed to run(), which raises it in the caller's thread
+            self._reader_failure = exc
+        finally:
+            queue.close()
+            self.source.close()
+
+    def _loop(self, queue: FrameQueue, stop: threading.Event) -> None:
+        while not stop.is_set():
+            item = queue.get(self.config.status_interval_s)
+            if item is None and queue.finished:
+                return
+            if item is not None and not stop.is_set():
+                self._handle(item)
+            self.stats.dropped = queue.dropped
+            self.stats.fps = self._rate.tick(self.stats.frames)
+            if self.report is not None:
+                self.report.status(self.stats)
+
+    def _handle(self, item: Item) -> None:
+        match item:
+            case Frame(time_s=time_s):
+                result = self.pipeline.process(item)
+                self.stats.frames += 1
+            case Gap(index=index, start_s=time_s, reason=reason):
+                if (index, time_s) == self._gap_seen:
+                    return  # the same gap again (still down, or its end): reported already
+                self._gap_seen = (index, time_s)
+                result = self.pipeline.no_frame(index, time_s, reason)
+                self.stats.gaps += 1
+            case _:
+                raise TypeError(f"a source gave {type(item).__name__}, not a Frame or a Gap")
+        self.stats.video_s = time_s
+        self.stats.blind = bool(result.blind)
+        if result.state is not None:
+            self.stats.phase = str(result.state.phase)
+        self._emit(result.alerts)
+
+    def _emit(self, alerts: list[Alert]) -> None:
+        for alert in alerts:
+            stored = self.sink.emit(alert)
+            self.stats.alerts += 1
+            if self.report is not None:
+                self.report.alert(stored)

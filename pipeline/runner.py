@@ -1,0 +1,128 @@
+"""One table camera's pipeline: frames in; detections, tracks, table events and alerts out.
+
+The stages run in order on each frame: the frame-health check (a blank or frozen picture, or
+no picture at all, is a lost camera: the table is *blind*, never empty), the detector and the
+face reader, the tracker (with the layout's zones), the round reconstructor and the rules
+checker. This module composes them and holds no I/O: where the frames come from (files,
+streams) and where the alerts go (journal, bus, report) is the caller's business
+(:mod:`pipeline.review`, :mod:`pipeline.monitor`)::
+
+    pipe = TablePipeline("T1", load_default_layout())
+    for frame in frames:
+        result = pipe.process(frame)
+        for alert in result.alerts:
+            sink.emit(alert)
+    final_alerts = pipe.finish()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pipeline.alerts import Alert
+from pipeline.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
+from pipeline.health import FrameHealth, HealthConfig
+from pipeline.layout import Layout
+from pipeline.round import RoundConfig, RoundReconstructor
+from pipeline.rules.base import RulesConfig
+from pipeline.rules.checker import RulesChecker
+from vision.detector import Detector, DetectorConfig, FaceReader
+from vision.tracker import Tracker, TrackerConfig
+from vision.types import Detections, Frame, Track
+
+NO_PICTURE = np.zeros((0, 0, 3), np.uint8)  # the image of a frame the source could not give
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """Settings of every stage; None takes that stage's defaults."""
+
+    threads: int = 2  # onnxruntime threads for the detector and the face reader
+    detector: DetectorConfig | None = None
+    tracker: TrackerConfig | None = None
+    round: RoundConfig | None = None  # default: the layout's chung box
+    rules: RulesConfig | None = None
+    health: HealthConfig | None = None
+
+
+@dataclass(frozen=True)
+class FrameResult:
+    """What one frame gave. ``detections`` is None while the camera is lost (``blind``): then
+    nothing is detected, tracked or reconstructed, and ``tracks``/``state`` are the last ones
+    seen."""
+
+    frame: Frame
+    detections: Detections | None
+    tracks: list[Track]
+    state: TableState | None
+    events: list[TableEvent]
+    alerts: list[Alert]
+    blind: bool = False
+    camera: list[CameraLost | CameraRestored] = field(default_factory=list)
+
+
+class TablePipeline:
+    """Frames of one table camera in order -> :class:`FrameResult` per frame.
+
+    ``detector``/``reader`` may be shared between pipelines (they hold only the ONNX
+    sessions); every other stage holds per-table memory.
+    """
+
+    def __init__(
+        self,
+        table: str,
+        layout: Layout,
+        config: PipelineConfig | None = None,
+        detector: Detector | None = None,
+        reader: FaceReader | None = None,
+    ) -> None:
+        cfg = config or PipelineConfig()
+        self.table, self.layout, self.config = table, layout, cfg
+        self.detector = detector or Detector(cfg.detector or DetectorConfig(threads=cfg.threads))
+        self.reader = reader or FaceReader(threads=cfg.threads)
+        self.tracker = Tracker(cfg.tracker, zone_of=layout.zone_of)
+        self.round = RoundReconstructor(cfg.round or RoundConfig(chung_box=layout.chung_box))
+        self.rules = RulesChecker(table, cfg.rules)
+        self.health = FrameHealth(cfg.health)
+        self._tracks: list[Track] = []
+        self._state: TableState | None = None
+
+    def process(self, frame: Frame, wall_time: str | None = None) -> FrameResult:
+        """Run every stage on one frame (in capture order)."""
+        camera = self.health.update(frame.image, frame.index, frame.time_s)
+        if self.health.lost is not None:
+            return self._blind(frame, camera, wall_time)
+        detections = self.reader(frame.image, self.detector(frame))
+        self._tracks = self.tracker.update(detections, frame.index)
+        self._state, events = self.round.update(self._tracks, frame)
+        events = [*camera, *events]
+        alerts = self.rules.feed(self._state, events, wall_time)
+        return FrameResult(
+            frame, detections, self._tracks, self._state, events, alerts, False, camera
+        )
+
+    def no_frame(self, index: int, time_s: float, reason: str, wall_time: str | None = None):
+        """The source gave no frame at ``time_s`` (a lost stream, a read timeout, an unreadable
+        stretch of a file): the camera is lost for ``reason``. Returns the camera events and
+        alerts as a :class:`FrameResult` without a picture."""
+        camera = self.health.no_picture(index, time_s, reason)
+        return self._blind(Frame(self.table, index, time_s, NO_PICTURE), camera, wall_time)
+
+    def finish(self, wall_time: str | None = None) -> tuple[list[TableEvent], list[Alert]]:
+        """End of stream: the round's open ends, and every alert still open closed."""
+        events = self.round.finish()
+        alerts: list[Alert] = []
+        if events and self._state is not None:
+            alerts += self.rules.feed(self._state, events, wall_time)
+        return events, alerts + self.rules.finish(wall_time)
+
+    def _blind(self, frame: Frame, camera, wall_time: str | None) -> FrameResult:
+        state = self._state or TableState(
+            frame.index, frame.time_s, 0, Phase.IDLE, self.round.config.chung_box
+        )  # lost before the first picture: the alert still needs a round to belong to
+        alerts = self.rules.feed(state, camera, wall_time)
+        return FrameResult(
+            frame, None, self._tracks, self._state, list(camera), alerts, True, list(camera)
+        )
