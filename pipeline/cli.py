@@ -11,13 +11,13 @@ import argparse
 import os
 import sys
 
-from pipeline import alerts_cli, detect_cli, game_cli, monitor_cli, synth_cli
+from pipeline import alerts_cli, detect_cli, game_cli, monitor_cli, review_cli, synth_cli
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
 EXIT_INTERRUPTED = 130
 DEBUG_ENV = "PAIGOW_DEBUG"
-COMMANDS = (game_cli, synth_cli, detect_cli, alerts_cli, monitor_cli)
+COMMANDS = (game_cli, synth_cli, detect_cli, alerts_cli, monitor_cli, review_cli)
 
 
 class UsageError(ValueError):

@@ -1,0 +1,528 @@
+"""Post-incident review: a recorded video through the table pipeline, into a folder to read.
+
+:func:`review` decodes the video, runs every ``stride``-th frame through
+:class:`~pipeline.runner.TablePipeline` and writes into ``out_dir``:
+
+- ``events.jsonl``: one JSON object per table event, ``{"type": "DiceRead", "frame": ...}``
+  with every field of the event, in the order the events were revealed;
+- ``journal.sqlite``, the alert journal that numbers the alerts, and ``alerts.jsonl``, each
+  alert's wire object (schema 1, ``seq`` included) as journaled;
+- ``snapshots/{table}/...jpg``: per irregularity, the frame where it began (the evidence's
+  ``snapshot``), its evidence tracks outlined in red;
+- ``annotated.mp4``: H.264 at reduced size: zones and box numbers, tracks with ids and faces,
+  the phase, the open alerts;
+- ``report.html`` (:mod:`pipeline.report`).
+
+Frames come from :func:`pipeline.sources.open_source`. A stretch it cannot read (a corrupt or
+truncated file) is a :class:`~pipeline.sources.Gap`: the pipeline is told the camera was lost
+there (the table is blind, never empty) and the summary and the report name the interval.
+The journal, the snapshots and the files are the sink; the pipeline itself does no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass, field, replace
+from fractions import Fraction
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import av
+import cv2
+import numpy as np
+from tqdm import tqdm
+
+from pipeline.alerts import Alert, AlertState, to_dict
+from pipeline.events import TableEvent
+from pipeline.journal import Journal
+from pipeline.layout import Layout
+from pipeline.report import REPORT_FILE, RunInfo, Unreadable, write_report
+from pipeline.runner import FrameResult, PipelineConfig, TablePipeline
+from pipeline.sources import Gap, Source, open_source
+from vision.draw import (
+    DEFAULT_STYLE,
+    SEVERITY_COLOURS,
+    WHITE,
+    band_height,
+    draw_card,
+    draw_tracks,
+    draw_zones,
+    fit_width,
+    text_band,
+)
+from vision.types import Frame, Track
+
+if TYPE_CHECKING:
+    from pipeline.bus.publisher import PublisherConfig
+
+EVENTS_FILE = "events.jsonl"
+ALERTS_FILE = "alerts.jsonl"
+JOURNAL_FILE = "journal.sqlite"
+VIDEO_FILE = "annotated.mp4"
+OUTPUT_FILES = (EVENTS_FILE, ALERTS_FILE, JOURNAL_FILE, VIDEO_FILE, REPORT_FILE)
+SNAPSHOT_DIR = "snapshots"
+VIDEO_PRESET = "veryfast"  # x264 speed preset of annotated.mp4
+MAX_RATE_DENOMINATOR = 1001  # frame rates as fractions: 30000/1001 stays exact
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    """How a review runs and what it writes; each line says what raising it trades."""
+
+    table: str = "T1"
+    stride: int = 1  # process every stride-th frame; higher: faster, but the tracker and
+    # the reconstructor see coarser motion (groups and exposures may be missed)
+    video_width_px: int | None = 960  # width of annotated.mp4; None: no annotated video
+    video_crf: int = 28  # H.264 quality of annotated.mp4: lower is better and bigger
+    snapshot_width_px: int = 1920  # snapshots wider than this are reduced; lower: smaller
+    # files, faces harder to make out
+    snapshot_ring_s: float = 6.0  # video seconds of frames kept (JPEG) for start-frame
+    # snapshots; higher: irregularities revealed later still get their first frame, more memory
+    jpeg_quality: int = 85
+    pipeline: PipelineConfig | None = None
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What the file says of the video it holds; ``duration_s`` None when it says not."""
+
+    path: Path
+    fps: float
+    size_wh: tuple[int, int]
+    duration_s: float | None
+
+    @property
+    def n_frames(self) -> int:
+        """Frames the stated duration holds (0 when unknown)."""
+        return round((self.duration_s or 0.0) * self.fps)
+
+
+@dataclass(frozen=True)
+class ReviewResult:
+    """What a review found: the run's facts, every event and every journaled alert."""
+
+    info: RunInfo
+    events: list[TableEvent]
+    alerts: list[Alert]
+    out_dir: Path
+
+
+def open_video(path: Path, camera: str) -> Source:
+    """The frames and gaps of a video file (or an image folder); ValueError (one line) for a
+    missing file, a file that is not a video, a video without a picture size."""
+    if not path.exists():
+        raise ValueError(f"{path}: no such file")
+    source = open_source(str(path), camera_id=camera)
+    if source.size_wh is None:
+        source.close()
+        raise ValueError(f"{path}: the video has no picture size")
+    return source
+
+
+def probe_video(path: Path) -> VideoInfo:
+    """Check that ``path`` is a readable video and say what it holds (see :func:`open_video`)."""
+    with open_video(path, "probe") as source:
+        return _info(path, source)
+
+
+def _info(path: Path, source: Source) -> VideoInfo:
+    assert source.size_wh is not None  # open_video refuses a source without one
+    return VideoInfo(path, source.fps, source.size_wh, getattr(source, "duration_s", None))
+
+
+def event_record(event: TableEvent) -> dict:
+    """The JSON object of one event: its type name and every field.
+
+    >>> from pipeline.events import DiceRead
+    >>> event_record(DiceRead(3, 0.12, (3, 4, 5), 12, 4, True))["type"]
+    'DiceRead'
+    """
+    return {"type": type(event).__name__, **asdict(event)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Kept:
+    """A processed frame kept for snapshots: JPEG bytes of the (reduced) picture, its scale
+    from full resolution, and the frame's tracks."""
+
+    index: int
+    time_s: float
+    jpeg: np.ndarray
+    scale: float
+    tracks: tuple[Track, ...]
+
+
+class SnapshotRing:
+    """The processed frames of the last ``keep_s`` video seconds, JPEG-encoded at most
+    ``width_px`` wide: an alert is raised some frames after its irregularity began, and its
+    snapshot shows the beginning."""
+
+    def __init__(self, keep_s: float, width_px: int, jpeg_quality: int) -> None:
+        self.keep_s, self.width_px, self.jpeg_quality = keep_s, width_px, jpeg_quality
+        self._kept: deque[_Kept] = deque()
+
+    def push(self, frame: Frame, tracks: list[Track]) -> None:
+        small, scale = fit_width(frame.image, self.width_px)
+        ok, jpeg = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
+        if not ok:
+            raise ValueError(f"frame {frame.index}: JPEG encoding failed")
+        self._kept.append(_Kept(frame.index, frame.time_s, jpeg, scale, tuple(tracks)))
+        while self._kept[0].time_s < frame.time_s - self.keep_s:
+            self._kept.popleft()
+
+    def at_or_before(self, index: int) -> _Kept | None:
+        """The latest kept frame at or before ``index``; the newest one when ``index`` is no
+        longer (or not yet) kept; None when nothing is kept."""
+        earlier = [k for k in self._kept if k.index <= index]
+        if earlier:
+            return earlier[-1]
+        return self._kept[-1] if self._kept else None
+
+
+def _severity_colour(alert: Alert) -> tuple[int, int, int]:
+    return SEVERITY_COLOURS.get(alert.severity, WHITE)
+
+
+def alert_line(alert: Alert) -> str:
+    """The short line an annotated frame shows for an open alert."""
+    box = f" box {alert.box}" if alert.box is not None else ""
+    return f"{alert.severity.upper()} {alert.kind}{box} (rule {alert.rule}): {alert.action}"
+
+
+def write_snapshot(
+    out_dir: Path, rel_path: str, ring: SnapshotRing, layout: Layout, alert: Alert
+) -> int | None:
+    """Save the kept frame nearest the alert's start (``started_frame``) at ``out_dir /
+    rel_path``, evidence tracks outlined; returns the frame index saved, None if none."""
+    wanted = int(alert.evidence.get("started_frame", alert.frame))
+    kept = ring.at_or_before(wanted)
+    target = (out_dir / rel_path).resolve()
+    if kept is None or not target.is_relative_to(out_dir.resolve()):
+        return None
+    image = cv2.imdecode(kept.jpeg, cv2.IMREAD_COLOR)
+    ids = {int(i) for i in alert.evidence.get("track_ids", ()) if isinstance(i, int)}
+    style = DEFAULT_STYLE.for_width(image.shape[1])
+    view = draw_zones(image, layout.zones_px, kept.scale, style)
+    view = draw_tracks(view, kept.tracks, kept.scale, ids, style)
+    lines = [
+        (alert_line(alert), _severity_colour(alert)),
+        f"{alert.table} round {alert.round}  frame {kept.index}  {kept.time_s:.2f} s",
+    ]
+    view = np.vstack([text_band(view.shape[1], lines, len(lines), style=style), view])
+    target.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(target), view, [cv2.IMWRITE_JPEG_QUALITY, ring.jpeg_quality])
+    return kept.index
+
+
+def picture_size(source_wh: tuple[int, int], width_px: int) -> tuple[int, int]:
+    """The size of a source picture reduced to at most ``width_px`` wide, both sides even.
+
+    >>> picture_size((1920, 1080), 960)
+    (960, 540)
+    """
+    w, h = source_wh
+    scale = min(1.0, width_px / w)
+    return max(2, round(w * scale / 2) * 2), max(2, round(h * scale / 2) * 2)
+
+
+class AnnotatedVideo:
+    """H.264 (PyAV) of annotated frames of ``size_wh``. Timestamps are the source's frame
+    indices, so a strided review plays in real time (variable frame rate)."""
+
+    def __init__(self, path: Path, size_wh: tuple[int, int], fps: float, crf: int) -> None:
+        self.size_wh = size_wh
+        self._container = av.open(str(path), "w")
+        rate = Fraction(fps).limit_denominator(MAX_RATE_DENOMINATOR)
+        self._stream = self._container.add_stream("libx264", rate=rate)
+        self._stream.width, self._stream.height = size_wh
+        self._stream.pix_fmt = "yuv420p"
+        self._stream.codec_context.time_base = 1 / rate
+        self._stream.options = {"crf": str(crf), "preset": VIDEO_PRESET}
+        self._last_pts = -1
+
+    def write(self, image: np.ndarray, index: int) -> None:
+        frame = av.VideoFrame.from_ndarray(image, format="bgr24")
+        frame.pts = self._last_pts = max(index, self._last_pts + 1)
+        self._container.mux(self._stream.encode(frame))
+
+    def close(self) -> None:
+        self._container.mux(self._stream.encode(None))
+        self._container.close()
+
+
+def _status_lines(result: FrameResult, table: str) -> list[str]:
+    frame, state = result.frame, result.state
+    blind = "  CAMERA LOST" if result.blind else ""
+    head = f"{table}  frame {frame.index}  {frame.time_s:.2f} s"
+    if state is None:
+        return [head + blind]
+    facts = []
+    if state.dice:
+        facts.append(f"dice {' '.join(map(str, state.dice))} -> first box {state.first_box}")
+    if state.delivery:
+        facts.append("delivered to boxes " + " ".join(map(str, state.delivery)))
+    return [
+        f"{head}  round {state.round_index}  {str(state.phase).upper()}{blind}",
+        "   ".join(facts),
+    ]
+
+
+class Annotator:
+    """Pictures of the annotated video: a status band (frame, time, round, phase, dice,
+    delivery), the frame reduced to ``picture_wh`` with zones, box numbers and tracks (ids,
+    faces; the open alerts' evidence in red), and a band of open alerts below."""
+
+    STATUS_LINES = 2
+    ALERT_LINES = 3
+
+    def __init__(self, layout: Layout, table: str, picture_wh: tuple[int, int]) -> None:
+        self.layout, self.table, self.picture_wh = layout, table, picture_wh
+        self.style = DEFAULT_STYLE.for_width(picture_wh[0])
+        extra = band_height(self.STATUS_LINES, self.style) + band_height(
+            self.ALERT_LINES, self.style
+        )
+        self.size_wh = (picture_wh[0], picture_wh[1] + extra)
+
+    def frame(self, result: FrameResult, open_alerts: Mapping[tuple, Alert]) -> np.ndarray:
+        image, style, (w, _) = result.frame.image, self.style, self.picture_wh
+        scale = w / image.shape[1]
+        view = cv2.resize(image, self.picture_wh, interpolation=cv2.INTER_AREA)
+        view = draw_zones(view, self.layout.zones_px, scale, style)
+        highlight = {i for a in open_alerts.values() for i in _track_ids(a)}
+        view = draw_tracks(view, result.tracks, scale, highlight, style)
+        alerts = [(alert_line(a), _severity_colour(a)) for a in open_alerts.values()]
+        return np.vstack(
+            [
+                text_band(w, _status_lines(result, self.table), self.STATUS_LINES, style=style),
+                view,
+                text_band(w, alerts, self.ALERT_LINES, style=style),
+            ]
+        )
+
+    def gap(self, gap: Gap) -> np.ndarray:
+        end = "the end" if gap.end_s is None else f"{gap.end_s:.2f} s"
+        lines = ["NO PICTURE", f"{gap.start_s:.2f} s to {end}", gap.reason]
+        return draw_card(self.size_wh, lines, self.style)
+
+
+def _track_ids(alert: Alert) -> list[int]:
+    return [i for i in alert.evidence.get("track_ids", ()) if type(i) is int]
+
+
+class ReviewWriter:
+    """The files of one review. Per source item :meth:`remember`, then for each alert
+    :meth:`snapshot` before it is journaled and :meth:`journaled` after, then :meth:`draw`;
+    :meth:`close` at the end."""
+
+    def __init__(self, out_dir: Path, layout: Layout, info: VideoInfo, config: ReviewConfig):
+        self.out_dir, self.layout, self.config = out_dir, layout, config
+        self._events = open(out_dir / EVENTS_FILE, "w", encoding="utf-8")  # noqa: SIM115
+        self._alerts = open(out_dir / ALERTS_FILE, "w", encoding="utf-8")  # noqa: SIM115
+        self._ring = SnapshotRing(
+            config.snapshot_ring_s, config.snapshot_width_px, config.jpeg_quality
+        )
+        self._video: AnnotatedVideo | None = None
+        if config.video_width_px:
+            picture_wh = picture_size(info.size_wh, config.video_width_px)
+            self._annotator = Annotator(layout, config.table, picture_wh)
+            self._video = AnnotatedVideo(
+                out_dir / VIDEO_FILE, self._annotator.size_wh, info.fps, config.video_crf
+            )
+        self._saved: dict[str, int] = {}  # snapshot path -> frame saved there
+        self.open_alerts: dict[tuple, Alert] = {}  # key -> latest alert, until it closes
+
+    def remember(self, result: FrameResult, gap: Gap | None = None) -> None:
+        """A processed frame (or the start of a ``gap``): its events; the frame for snapshots."""
+        for event in result.events:
+            self._events.write(json.dumps(event_record(event)) + "\n")
+        if gap is None:
+            self._ring.push(result.frame, result.tracks)
+
+    def draw(self, result: FrameResult, gap: Gap | None = None) -> None:
+        """The frame's picture in the annotated video (a card saying what is missing for a
+        gap), with the alerts open after it."""
+        if self._video is None:
+            return
+        if gap is None:
+            view = self._annotator.frame(result, self.open_alerts)
+        else:
+            view = self._annotator.gap(gap)
+        self._video.write(view, result.frame.index)
+
+    def snapshot(self, alert: Alert) -> Alert:
+        """Write the alert's snapshot (once per path). Returns the alert, with
+        ``snapshot_frame`` added to its evidence when the frame saved is not its start."""
+        path = alert.evidence.get("snapshot")
+        if not isinstance(path, str):
+            return alert
+        if path not in self._saved:
+            saved = write_snapshot(self.out_dir, path, self._ring, self.layout, alert)
+            if saved is None:
+                return alert
+            self._saved[path] = saved
+        saved = self._saved[path]
+        if saved == alert.evidence.get("started_frame", alert.frame):
+            return alert
+        return replace(alert, evidence={**alert.evidence, "snapshot_frame": saved})
+
+    def journaled(self, alerts: list[Alert]) -> None:
+        """Alerts as the journal numbered them: to ``alerts.jsonl`` and the open set."""
+        for alert in alerts:
+            self._alerts.write(json.dumps(to_dict(alert), ensure_ascii=False) + "\n")
+            if alert.state == AlertState.CLOSE:
+                self.open_alerts.pop(alert.key, None)
+            else:
+                self.open_alerts[alert.key] = alert
+        self._alerts.flush()
+
+    def close(self) -> None:
+        self._events.close()
+        self._alerts.close()
+        if self._video is not None:
+            self._video.close()
+
+
+Emit = Callable[[list[Alert]], list[Alert]]
+
+
+@dataclass
+class _Found:
+    events: list[TableEvent] = field(default_factory=list)
+    alerts: list[Alert] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    processed: int = 0
+    last_s: float = 0.0  # video time of the last frame processed
+    wall_s: float = 0.0
+
+
+def _alerts(alerts: list[Alert], writer: ReviewWriter, emit: Emit) -> list[Alert]:
+    if not alerts:
+        return []
+    stored = emit([writer.snapshot(a) for a in alerts])
+    writer.journaled(stored)
+    return stored
+
+
+def _run(
+    pipe: TablePipeline, source: Source, stride: int, writer: ReviewWriter, emit: Emit, bar: tqdm
+) -> _Found:
+    """The review loop: every ``stride``-th frame of the source and every gap through the
+    pipeline and into the writer; the pipeline's end last."""
+    found = _Found()
+    for item in source:
+        gap = item if isinstance(item, Gap) else None
+        if gap is not None:
+            found.gaps.append(gap)
+            result = pipe.no_frame(gap.index, gap.start_s, gap.reason)
+        elif item.index % stride == 0:
+            result = pipe.process(item)
+            found.processed += 1
+            found.last_s = item.time_s
+            bar.update(1)
+        else:
+            continue
+        writer.remember(result, gap)
+        found.events += result.events
+        found.alerts += _alerts(result.alerts, writer, emit)
+        writer.draw(result, gap)
+    final_events, final_alerts = pipe.finish()
+    found.events += final_events
+    found.alerts += _alerts(final_alerts, writer, emit)
+    return found
+
+
+def _emitter(
+    journal: Journal,
+    stack: ExitStack,
+    config: ReviewConfig,
+    publish: PublisherConfig | None,
+    on_alert: Callable[[Alert], None] | None,
+) -> Emit:
+    """Journal (and publish) alerts; tell ``on_alert`` of each as it is stored."""
+    emit: Emit = journal.append_all
+    if publish is not None:
+        from pipeline.bus.publisher import AlertPublisher
+
+        emit = stack.enter_context(AlertPublisher(journal, config.table, publish)).emit_all
+    if on_alert is None:
+        return emit
+
+    def emit_and_tell(alerts: list[Alert]) -> list[Alert]:
+        stored = emit(alerts)
+        for alert in stored:
+            on_alert(alert)
+        return stored
+
+    return emit_and_tell
+
+
+def review(
+    video: Path,
+    out_dir: Path,
+    layout: Layout,
+    config: ReviewConfig = ReviewConfig(),
+    *,
+    layout_source: str = "given",
+    publish: PublisherConfig | None = None,
+    on_alert: Callable[[Alert], None] | None = None,
+    progress: bool = True,
+    pipe: TablePipeline | None = None,
+) -> ReviewResult:
+    """Review ``video`` into ``out_dir`` (made if absent; ValueError if it already holds a
+    journal). ``publish``: also publish the alerts on the bus. ``on_alert``: called with each
+    alert once journaled. ``progress``: a tqdm bar on stderr. ``pipe``: a pipeline built by
+    the caller (its table must be ``config.table``); default: one with the shipped models."""
+    if config.stride < 1:
+        raise ValueError(f"the stride must be at least 1, got {config.stride}")
+    if (out_dir / JOURNAL_FILE).exists():
+        raise ValueError(f"{out_dir}: already holds a review ({JOURNAL_FILE}); choose another")
+    start = time.perf_counter()
+    with ExitStack() as stack:
+        source = stack.enter_context(open_video(video, config.table))
+        info = _info(video, source)
+        pipe = pipe or TablePipeline(config.table, layout, config.pipeline)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        journal = stack.enter_context(Journal(out_dir / JOURNAL_FILE))
+        emit = _emitter(journal, stack, config, publish, on_alert)
+        writer = ReviewWriter(out_dir, layout, info, config)
+        stack.callback(writer.close)
+        bar = stack.enter_context(_progress(info, config, video.name, progress))
+        found = _run(pipe, source, config.stride, writer, emit, bar)
+    found.wall_s = time.perf_counter() - start
+    run = _run_info(video, layout_source, info, config, found)
+    write_report(out_dir, run, found.events, found.alerts)
+    return ReviewResult(run, found.events, found.alerts, out_dir)
+
+
+def _progress(info: VideoInfo, config: ReviewConfig, name: str, enabled: bool) -> tqdm:
+    total = math.ceil(info.n_frames / config.stride) or None
+    return tqdm(
+        total=total, desc=name, unit="frame", file=sys.stderr, disable=not enabled, leave=False
+    )
+
+
+def _run_info(
+    video: Path, layout_source: str, info: VideoInfo, config: ReviewConfig, found: _Found
+) -> RunInfo:
+    return RunInfo(
+        video=str(video),
+        table=config.table,
+        layout=layout_source,
+        fps=info.fps,
+        duration_s=max(info.duration_s or 0.0, found.last_s),
+        size_wh=info.size_wh,
+        frames_processed=found.processed,
+        stride=config.stride,
+        wall_s=found.wall_s,
+        read_until_s=found.last_s,
+        unreadable=tuple(
+            Unreadable(g.start_s, found.last_s if g.end_s is None else g.end_s, g.reason)
+            for g in found.gaps
+        ),
+    )
