@@ -147,6 +147,8 @@ class FrameHealth:
         self._previous: np.ndarray | None = None
         self._blank = _Run()
         self._frozen = _Run()
+        self._moved = False  # the picture has changed at least once
+        self._previous_seen = False
 
     @property
     def lost(self) -> CameraLost | None:
@@ -161,7 +163,12 @@ class FrameHealth:
         step = change(sample, self._previous)
         self._previous = sample
         self._blank.extend(blank, frame, time_s)
-        self._frozen.extend(step <= cfg.frozen_diff_max and not blank, frame, time_s)
+        self._moved |= self._previous_seen and step > cfg.frozen_diff_max
+        self._previous_seen = True
+        # a feed is frozen only once it has been seen live: a still table at start-up (a
+        # rendered clip's opening has no sensor noise) is not a frozen camera
+        repeat = self._moved and step <= cfg.frozen_diff_max and not blank
+        self._frozen.extend(repeat, frame, time_s)
         problem, since = self._verdict(blank or step < cfg.restore_diff_min)
         return self._watch.update(frame, time_s, problem, since)
 

@@ -236,6 +236,7 @@ class Tracker:
         matched = {self._tracks[t].track_id for t, _ in pairs}
         for t, d in pairs:
             self._apply(self._tracks[t], dets, d, frame_index)
+        self._forget_ambiguous_faces(matched, before)
         self._coast(matched, before, dets)
         self._expire(frame_index)
         self._last_frame = frame_index
@@ -386,6 +387,31 @@ class Tracker:
         if t.turned_down:  # a tile turned up again shows what it shows now
             t.face_votes, t.turned_down = {}, False
         t.face_votes[face] = t.face_votes.get(face, 0.0) + weight
+
+    def _forget_ambiguous_faces(self, matched: set[int], before: dict[int, np.ndarray]) -> None:
+        """A face-down tile that moved to where another tile lay a frame ago (nearer to that
+        tile's last place than to its own) may have been swapped with it: its remembered face
+        is dropped. A good wash does this to nearly every tile; a weak one leaves faces known,
+        which is the wash-quality figure (tile-tracking risk)."""
+        moved = [
+            t
+            for t in self._tracks
+            if t.track_id in matched
+            and t.class_id == TILE_DOWN
+            and t.face_votes
+            and t.track_id in before
+        ]
+        others = [t.track_id for t in self._tracks if t.is_tile and t.track_id in before]
+        if not moved or len(others) < 2:
+            return
+        old_centres = np.array([(before[i][:2] + before[i][2:]) / 2 for i in others])
+        for t in moved:
+            centre = (t.xyxy[:2] + t.xyxy[2:]) / 2
+            dist = np.linalg.norm(old_centres - centre, axis=1)
+            own = others.index(t.track_id)
+            dist_own, dist[own] = dist[own], np.inf
+            if dist.min() < dist_own:
+                t.face_votes = {}
 
     def _coast(self, matched: set[int], before: dict[int, np.ndarray], dets: _Dets) -> None:
         """Unseen tiles: still under a hand; beneath a seen tile they move with it."""

@@ -192,3 +192,18 @@ def test_tracking_quality_on_a_rendered_round_holds_the_golden_metrics(tmp_path)
     for name in ("idf1", "mota"):
         assert scores[name] >= golden[name] - golden["tolerance"], (name, scores)
     assert layout_from_scenario(folder / "scenario.json").chung_box == 1
+
+
+def test_faces_survive_a_weak_wash_but_not_tiles_swapping_places():
+    """The wash-quality figure: a face-down tile that moves onto another's place may be that
+    tile; one that only jitters in place is still known."""
+    one, two = FACE_CLASSES.index("tile_1-1"), FACE_CLASSES.index("tile_2-2")
+    tracker = Tracker()
+    tracker.update(dets([tile(100), tile(130)], [TILE_UP] * 2, faces=[one, two]), 0)
+    tracker.update(dets([tile(100), tile(130)], [TILE_DOWN] * 2, faces=[-1, -1]), 1)
+    jitter = tracker.update(dets([tile(102), tile(128)], [TILE_DOWN] * 2, faces=[-1, -1]), 2)
+    assert [t.face for t in jitter] == ["1-1", "2-2"]
+    # the first slides onto the second's place as the second slides away
+    crossed = tracker.update(dets([tile(124), tile(150)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
+    assert [t.xyxy[0] for t in crossed] == [124, 150]
+    assert [t.face for t in crossed] == [None, "2-2"]
