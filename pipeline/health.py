@@ -31,9 +31,12 @@ class HealthConfig:
     # higher: a dim, flat picture may pass for blank
     blank_frames: int = 3  # blank frames in a row before the camera counts as lost; higher:
     # a glitch of a frame or two is ignored, but the alert comes later
-    frozen_diff_max: float = 0.1  # mean absolute grey-level change from the previous frame at
-    # or below which a frame repeats it; higher: frozen feeds are caught through codec noise,
-    # but a still table filmed without sensor noise may pass for frozen
+    frozen_diff_max: float = 0.001  # mean absolute grey-level change from the previous frame
+    # at or below which a frame repeats it: an exact repeat, give or take an encoder's
+    # refinement. A still table changes more than this through sensor noise (rendered clips
+    # after H.264: 0.0016 and up, while frozen stretches sit at 0 with refinements up to 0.007,
+    # so a run counts repeats only). Higher: frozen feeds are caught through codec noise, but
+    # a still table filmed with little noise passes for frozen (0.1 did, several times a round)
     frozen_frames: int = 25  # repeats in a row before the feed counts as frozen (1 s at 25
     # fps); lower: faster alerts, more false ones on a still table
     restore_diff_min: float = 0.5  # while lost, the mean grey-level change a frame needs to

@@ -71,7 +71,10 @@ def test_frame_health_finds_the_rendered_camera_losses_and_nothing_else(clips):
 
     for folder in clips:
         scenario = json.loads((folder / "scenario.json").read_text())
-        health = FrameHealth(HealthConfig(frozen_frames=FROZEN_FRAMES))
+        # these clips are small and at 5 fps: a still table changes far more between two of
+        # their frames than between two 25-fps full-resolution frames, for which the default
+        # repeat threshold is set (measured on rendered 1080p clips; pipeline/health.py)
+        health = FrameHealth(HealthConfig(frozen_frames=FROZEN_FRAMES, frozen_diff_max=0.1))
         events = []
         with av.open(str(folder / "clip.mp4")) as container:
             for index, frame in enumerate(container.decode(container.streams.video[0])):
