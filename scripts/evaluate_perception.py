@@ -40,18 +40,40 @@ FIELDS = ("xyxy", "class_id", "confidence", "face", "face_confidence")
 
 
 def detections_of(clip: Path, cache: Path) -> list[Detections]:
-    """Detector + face reader on every frame of ``clip.mp4``, cached in ``cache``."""
+    """Detector + face reader on every frame of ``clip.mp4``; the detector's boxes are cached
+    in ``cache`` (the faces are read afresh: the face reader is cheap next to the detector)."""
     path = cache / f"{clip.name}.npz"
     if path.exists():
-        data = np.load(path)
-        cuts = np.cumsum(data["counts"])[:-1]
-        parts = {name: np.split(data[name], cuts) for name in FIELDS}
-        return [
-            Detections.from_arrays(
-                parts["xyxy"][i], parts["class_id"][i], parts["confidence"][i]
-            ).with_faces(parts["face"][i], parts["face_confidence"][i])
-            for i in range(len(data["counts"]))
-        ]
+        from vision.detector import FaceReader
+
+        reader = FaceReader()
+        boxes = _cached(path)
+        with av.open(str(clip / "clip.mp4")) as container:
+            frames = container.decode(container.streams.video[0])
+            return [
+                reader(vf.to_ndarray(format="bgr24"), d)
+                for vf, d in zip(frames, boxes, strict=False)
+            ]
+    return _detect(clip, path)
+
+
+def _cached(path: Path) -> list[Detections]:
+    """The cached boxes, put through the detector's current NMS again (a cache made with a
+    looser NMS threshold stays usable after it is tightened)."""
+    from vision.detector import DetectorConfig, nms
+
+    iou = DetectorConfig().iou_threshold
+    data = np.load(path)
+    cuts = np.cumsum(data["counts"])[:-1]
+    parts = {name: np.split(data[name], cuts) for name in FIELDS[:3]}
+    out = []
+    for xyxy, cls, conf in zip(parts["xyxy"], parts["class_id"], parts["confidence"], strict=True):
+        keep = np.sort(nms(xyxy.astype(np.float64) + cls[:, None] * 1e4, conf, iou))
+        out.append(Detections.from_arrays(xyxy[keep], cls[keep], conf[keep]))
+    return out
+
+
+def _detect(clip: Path, path: Path) -> list[Detections]:
     from vision.detector import Detector, FaceReader
 
     detector, reader = Detector(), FaceReader()
@@ -63,7 +85,7 @@ def detections_of(clip: Path, cache: Path) -> list[Detections]:
         ):
             image = vf.to_ndarray(format="bgr24")
             out.append(reader(image, detector(Frame(clip.name, index, index / 25, image))))
-    cache.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     np.savez_compressed(
         path,
         counts=np.array([len(d.xyxy) for d in out]),

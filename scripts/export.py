@@ -3,8 +3,12 @@
     python scripts/export.py detector .cache/runs/detector/weights/best.pt
     python scripts/export.py faces .cache/runs/faces/weights/best.pt
 
-The detector is exported for the whole scaled frame (960x544, batch 1); the face reader with a
-dynamic batch of 96x96 crops. Metrics for the model cards come from ``scripts/evaluate_models.py``.
+The detector is exported with batch 1 and a free input height and width (multiples of 32): the
+whole scaled frame (960x544, the manifest's ``input_wh``) for a full detection, and regions of it
+for the motion-gated detector (:mod:`vision.gating`, ``Detector.detect_region``); on the whole
+frame it gives the same output as a fixed 960x544 export. The face reader is exported with a
+dynamic batch of 96x96 crops. The export runs on a temporary copy of the weights, so nothing is
+written beside them. Metrics for the model cards come from ``scripts/evaluate_models.py``.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,33 +32,34 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def export(name: str, weights: Path) -> dict:
+def _export_onnx(name: str, weights: Path, work: Path) -> tuple[Path, dict]:
+    """Export a copy of ``weights`` in ``work``; the ONNX path and the manifest fields."""
     os.environ["YOLO_OFFLINE"] = "1"
     from ultralytics import YOLO
 
-    model = YOLO(str(weights))
+    copy = work / weights.name
+    shutil.copyfile(weights, copy)
+    model = YOLO(str(copy))
+    classes = [model.names[i] for i in range(len(model.names))]
     if name == "detector":
         w, h = DETECT_INPUT_WH
-        onnx = model.export(
-            format="onnx", imgsz=(h, w), dynamic=False, simplify=False, opset=17, batch=1
-        )
-        entry = {
-            "task": "detect",
-            "input_wh": [w, h],
-            "classes": [model.names[i] for i in range(len(model.names))],
-        }
+        # dynamic: batch, height and width named; the detector keeps batch 1
+        onnx = model.export(format="onnx", imgsz=(h, w), dynamic=True, simplify=False, opset=17)
+        entry = {"task": "detect", "input_wh": [w, h], "free_input_size": True}
     else:
         onnx = model.export(
             format="onnx", imgsz=FACE_INPUT_PX, dynamic=True, simplify=False, opset=17
         )
-        entry = {
-            "task": "classify",
-            "input_wh": [FACE_INPUT_PX, FACE_INPUT_PX],
-            "classes": [model.names[i] for i in range(len(model.names))],
-        }
+        entry = {"task": "classify", "input_wh": [FACE_INPUT_PX, FACE_INPUT_PX]}
+    return Path(onnx), entry | {"classes": classes}
+
+
+def export(name: str, weights: Path) -> dict:
     target = MODELS / f"{name}.onnx"
     MODELS.mkdir(exist_ok=True)
-    shutil.copyfile(onnx, target)
+    with tempfile.TemporaryDirectory(prefix="export-") as work:
+        onnx, entry = _export_onnx(name, weights, Path(work))
+        shutil.copyfile(onnx, target)
     entry.update(
         {
             "file": target.name,

@@ -18,7 +18,6 @@ TILE_FACES = tuple(sorted(FACES))
 # Sorted by name: the order ultralytics gives class folders, so the model's output index i is
 # FACE_CLASSES[i] (the face reader checks this against the manifest when it loads).
 FACE_CLASSES = tuple(sorted([f"tile_{f}" for f in TILE_FACES] + [f"die_{v}" for v in range(1, 7)]))
-TIPPED_DIE = "die_tipped"  # a die not lying flat: two faces show, no value
 FACE_INPUT_PX = 96
 CROP_MARGIN = 0.12  # fraction of the box's long side added around it
 

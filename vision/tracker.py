@@ -65,7 +65,8 @@ class TrackerConfig:
     # A die is read from its last few frames: each frame's reading counts only at this face
     # confidence or above. A die not lying flat shows two faces and reads unsure: on the
     # training stills 2.9% of flat dice crops read below 0.97 and 81% of tipped ones; lower
-    # reads more tipped dice as flat, higher leaves more flat dice unread for a frame...
+    # reads more tipped dice as flat, higher leaves more flat dice unread. (A 28th class,
+    # die_tipped, was tried and not shipped: on video frames it told tipped from flat worse.)
     min_die_confidence: float = 0.97
     die_window_frames: int = 8
     # ...and its value is known only while one value holds this share of the window.
