@@ -24,9 +24,13 @@ from pipeline.rules.base import Finding, RulesConfig
 
 def _assumed(problem: DeliveryProblem, unseen: set[int], complete: bool) -> bool:
     """A problem that only the assumed order of unseen groups would make: an order problem
-    at an unseen group, or, while the deal runs, a box passed over (it may yet be served)."""
+    at an unseen group, or, while the deal runs, a box passed over (it may yet be served); or
+    a tile count before the delivery is done (a stack set down shows only its top tile until
+    the dealer spreads it: the counts are DeliveryDone's)."""
     if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
         return problem.box in unseen
+    if problem.kind is DeliveryProblemKind.WRONG_COUNT:
+        return not complete
     return problem.kind is DeliveryProblemKind.SKIPPED_BOX and bool(unseen) and not complete
 
 
@@ -43,6 +47,7 @@ class IncorrectDelivery:
         self._groups: list[GroupDelivered] = []
         self._reported: list[DeliveryProblem] = []
         self._box: int | None = None
+        self._counts: dict[int, int] = {}  # box -> tiles, once the delivery is done
 
     def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
         findings: list[Finding] = []
@@ -53,7 +58,8 @@ class IncorrectDelivery:
                 case GroupDelivered():
                     self._groups.append(event)
                     findings += self._check(state, event, complete=False)
-                case DeliveryDone():
+                case DeliveryDone(boxes=boxes, tile_counts=counts):
+                    self._counts = dict(zip(boxes, counts, strict=True))
                     findings += self._check(state, event, complete=True)
         return findings
 
@@ -65,7 +71,7 @@ class IncorrectDelivery:
             for b in range(1, BOX_COUNT + 1)
             if b != state.chung_box and not state.chips_per_box.get(b)
         ]
-        placements = [Placement(g.box, g.tile_count) for g in self._groups]
+        placements = [Placement(g.box, self._counts.get(g.box, g.tile_count)) for g in self._groups]
         unseen = {g.box for g in self._groups if not g.order_seen}
         problems = check_delivery(self._first, placements, empty, complete=complete)
         return [p for p in problems if not _assumed(p, unseen, complete)]
@@ -86,7 +92,7 @@ class IncorrectDelivery:
                 {
                     "expected_first_box": self._first,
                     "boxes": [g.box for g in self._groups],
-                    "tile_counts": [g.tile_count for g in self._groups],
+                    "tile_counts": [self._counts.get(g.box, g.tile_count) for g in self._groups],
                     "problems": [f"{p.kind}: {p.detail}" for p in self._reported],
                     "track_ids": [i for g in self._groups if g.box in boxes for i in g.track_ids],
                 },

@@ -124,6 +124,7 @@ class Round:
     hands: dict = field(default_factory=lambda: dict(HANDS))  # box -> (high, low) faces
     settled: dict[int, Outcome] = field(default_factory=lambda: dict(DUE))
     camera_loss_s: float = 0.0  # camera lost this long during the delivery
+    done_counts: tuple[int, ...] | None = None  # DeliveryDone's counts, when not the groups'
 
 
 def _wash(t: Table, r: Round) -> None:
@@ -166,6 +167,7 @@ def _deliver(t: Table, r: Round) -> None:
             t.step(CameraRestored(*t.at(), r.camera_loss_s))
         t.wait(0.4)
     boxes, counts = tuple(g[0] for g in groups), tuple(len(g[1]) for g in groups)
+    counts = r.done_counts or counts
     t.step(DeliveryDone(*t.at(), boxes, counts, FIRST), t.to(Phase.SETTING))
 
 
@@ -291,6 +293,10 @@ CLEAN = {
     "a push where the hands push": Round(
         hands={**HANDS, 5: (("1-1", "4-5"), ("1-1", "5-6"))},
         settled={3: Outcome.LOSE, 5: Outcome.PUSH},
+    ),
+    "stacks set down showing one tile each, four counted once spread": Round(
+        groups=tuple((b, ids_of(b)[:1], True) for b in delivery_order(FIRST)),
+        done_counts=(4,) * 8,
     ),
     "order assumed where the camera missed it": Round(
         groups=tuple((b, ids_of(b), k < 2) for k, b in enumerate([7, 8, 2, 1, 3, 4, 5, 6]))
