@@ -316,8 +316,14 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
     return [done, *memory.advance(Phase.SETTING, view.frame, view.time_s)]
 
 
+NO_TILE_ZONES = frozenset({"float_tray", "drop_box", "off_table"})
+"""Zones where no tile is ever played: a 'tile' turning face up there is a misread object
+(a chip in the float, say), not an exposure."""
+
+
 def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Every tile turning face up, wherever and whenever: the rules decide what it means."""
+    """Every tile turning face up, wherever and whenever (but where no tile is played): the
+    rules decide what it means."""
     return [
         TileExposed(
             f.frame,
@@ -329,6 +335,7 @@ def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[T
             memory.delivered.get(f.track.track_id),
         )
         for f in view.flips
+        if f.track.zone not in NO_TILE_ZONES
     ]
 
 
@@ -346,7 +353,9 @@ class RoundReconstructor:
 
     def __init__(self, config: RoundConfig | None = None) -> None:
         self.config = config or RoundConfig()
-        self._book = TrackBook(self.config.motion_norm, self.config.zone_hold_s)
+        self._book = TrackBook(
+            self.config.motion_norm, self.config.zone_hold_s, self.config.flip_hold_s
+        )
         self._memory = RoundMemory()
         self._last: FrameView | None = None
 

@@ -26,6 +26,8 @@ class RoundConfig:
     # jitter read as motion, but a weak wash may go unseen
     zone_hold_s: float = 0.15  # still in a zone this long to rest there; higher: fewer transit
     # zones taken for destinations, later events
+    flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
+    # higher: fewer misread frames taken for exposures, later exposure events
     wash_min_tiles: int = 24  # face-down tiles in the work area for a wash; lower: a wash is
     # seen with tiles missing, but collected hands moved about may pass for one
     wash_min_moving_tiles: int = 3  # tiles moving at once to start a wash

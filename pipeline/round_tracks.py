@@ -48,7 +48,8 @@ class _Memo:
     zone_frame: int
     zone_time_s: float
     resting: str | None = None
-    face_up: bool | None = None
+    face_up: bool | None = None  # the settled side: a change counts once it has held
+    turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,11 +86,15 @@ class TrackBook:
 
     ``motion_norm``: a centre step per frame above this fraction of the object's long side
     counts as moving. ``zone_hold_s``: time in a zone, still, before the track rests there.
+    ``flip_hold_s``: time a tile must show its other side before it counts as turned (a face
+    misread for a frame or two while a hand moves the tile is not an exposure); the flip is
+    dated to the frame it turned.
     """
 
-    def __init__(self, motion_norm: float, zone_hold_s: float) -> None:
+    def __init__(self, motion_norm: float, zone_hold_s: float, flip_hold_s: float = 0.0) -> None:
         self._motion_norm = motion_norm
         self._zone_hold_s = zone_hold_s
+        self._flip_hold_s = flip_hold_s
         self._memo: dict[int, _Memo] = {}
 
     def reset(self) -> None:
@@ -117,16 +122,31 @@ class TrackBook:
                     )
                 )
                 memo.resting = memo.zone
-            if track.class_id in TILE_CLASSES and track.face_up is True and memo.face_up is False:
-                flips.append(Flip(track, frame, time_s))
-            if track.face_up is not None:
-                memo.face_up = track.face_up
+            flip = self._turn(memo, track, frame, time_s)
+            if flip is not None:
+                flips.append(flip)
             memo.centre = track.centre_xy
         present = {t.track_id: t for t in tracks}
         resting = {tid: self._memo[tid].resting for tid in present}
         return FrameView(
             frame, time_s, present, frozenset(moving), resting, tuple(moves), tuple(flips)
         )
+
+    def _turn(self, memo: _Memo, track: Track, frame: int, time_s: float) -> Flip | None:
+        """Follow the side a tile shows; a Flip when it has turned face up and held."""
+        side = track.face_up
+        if side is None or track.class_id not in TILE_CLASSES:
+            return None
+        if memo.face_up is None or side == memo.face_up:
+            memo.face_up, memo.turning = side, None
+            return None
+        if memo.turning is None or memo.turning[0] != side:
+            memo.turning = (side, frame, time_s)
+        _, since_frame, since_s = memo.turning
+        if time_s - since_s < self._flip_hold_s:
+            return None
+        memo.face_up, memo.turning = side, None
+        return Flip(track, since_frame, since_s) if side else None
 
     def _moved(self, memo: _Memo, track: Track) -> bool:
         (x0, y0), (x1, y1) = memo.centre, track.centre_xy

@@ -21,16 +21,21 @@ from paigow.dice import BOX_COUNT, DeliveryProblem, DeliveryProblemKind, Placeme
 from pipeline.events import DeliveryDone, DiceRead, GroupDelivered, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig
 
+TILES_PER_BOX = 4
 
-def _assumed(problem: DeliveryProblem, unseen: set[int], complete: bool) -> bool:
+
+def _assumed(
+    problem: DeliveryProblem, unseen: set[int], complete: bool, over: set[int] = frozenset()
+) -> bool:
     """A problem that only the assumed order of unseen groups would make: an order problem
     at an unseen group, or, while the deal runs, a box passed over (it may yet be served); or
-    a tile count before the delivery is done (a stack set down shows only its top tile until
-    the dealer spreads it: the counts are DeliveryDone's)."""
+    a tile count short of four before the delivery is done (a stack set down shows only its
+    top tile until the dealer spreads it: the counts are DeliveryDone's); a count already over
+    four (boxes in ``over``) is certain at once."""
     if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
         return problem.box in unseen
     if problem.kind is DeliveryProblemKind.WRONG_COUNT:
-        return not complete
+        return not complete and problem.box not in over
     return problem.kind is DeliveryProblemKind.SKIPPED_BOX and bool(unseen) and not complete
 
 
@@ -74,7 +79,8 @@ class IncorrectDelivery:
         placements = [Placement(g.box, self._counts.get(g.box, g.tile_count)) for g in self._groups]
         unseen = {g.box for g in self._groups if not g.order_seen}
         problems = check_delivery(self._first, placements, empty, complete=complete)
-        return [p for p in problems if not _assumed(p, unseen, complete)]
+        over = {g.box for g in self._groups if g.tile_count > TILES_PER_BOX}
+        return [p for p in problems if not _assumed(p, unseen, complete, over)]
 
     def _check(self, state: TableState, event: TableEvent, complete: bool) -> list[Finding]:
         new = [p for p in self._problems(state, complete) if p not in self._reported]

@@ -292,7 +292,7 @@ def test_exposure_then_settlement_with_pushes():
                 for i in table.state.hands[box]
             )
         )
-        table.step(2)
+        table.step(3)  # a turned tile counts once it has shown its face for flip_hold_s
     exposed = table.of(HandExposed)
     assert [(e.box, e.bank) for e in exposed] == [(1, True), (5, False), (6, False)]
     assert exposed[0].high_faces == ("4-4", "4-4")
@@ -475,3 +475,21 @@ def test_oracle_keeps_faces_once_seen_and_hides_tipped_dice():
     assert frames[0].tracks[1].die_value is None
     assert frames[1].tracks[0].face == "6-6" and frames[1].tracks[0].class_id == TILE_DOWN
     assert frames[2].blind == "frozen" and frames[2].tracks == frames[1].tracks
+
+
+def test_a_face_misread_for_a_frame_is_not_an_exposure_nor_is_a_tile_in_the_float():
+    table = delivered_table()
+    ids = table.state.hands[5]
+    table.put(replace(table.tracks[ids[0]], face_up=True, class_id=TILE_UP))
+    table.step(1)  # one frame face up (shorter than flip_hold_s), then face down again
+    table.put(replace(table.tracks[ids[0]], face_up=False, class_id=TILE_DOWN))
+    table.step(3)
+    table.put(tile(90, (900.0, 900.0), "float_tray", face_up=False))
+    table.step(3)
+    table.put(tile(90, (900.0, 900.0), "float_tray", face_up=True, face=None))
+    table.step(4)  # a chip in the float read as a face-up tile
+    assert table.of(TileExposed) == []
+    table.put(replace(table.tracks[ids[0]], face_up=True, class_id=TILE_UP))
+    table.step(3)
+    (exposed,) = table.of(TileExposed)
+    assert exposed.track_id == ids[0] and exposed.box == 5
