@@ -268,11 +268,15 @@ def _dice_html(rnd: RoundView) -> str:
 def _delivery_html(rnd: RoundView) -> str:
     if not rnd.groups:
         return "<p>No delivery seen.</p>"
+    # a stack set down shows its top tile only: the counts are those taken when it was done
+    final = (
+        dict(zip(rnd.delivery.boxes, rnd.delivery.tile_counts, strict=True)) if rnd.delivery else {}
+    )
     rows = [
         (
             g.order_index + 1,
             g.box,
-            g.tile_count,
+            final.get(g.box, g.tile_count),
             _ids(g.track_ids),
             f"{g.time_s:.2f}",
             "seen" if g.order_seen else "assumed",

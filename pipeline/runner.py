@@ -1,9 +1,10 @@
 """One table camera's pipeline: frames in; detections, tracks, table events and alerts out.
 
 The stages run in order on each frame: the frame-health check (a blank or frozen picture, or
-no picture at all, is a lost camera: the table is *blind*, never empty), the detector and the
-face reader, the tracker (with the layout's zones), the round reconstructor and the rules
-checker. This module composes them and holds no I/O: where the frames come from (files,
+no picture at all, is a lost camera: the table is *blind*, never empty), the detector (motion
+gated: it looks only where the picture changed, :mod:`vision.gating`) and the face reader,
+the tracker (with the layout's zones), the round reconstructor and the rules checker. This
+module composes them and holds no I/O: where the frames come from (files,
 streams) and where the alerts go (journal, bus, report) is the caller's business
 (:mod:`pipeline.review`, :mod:`pipeline.monitor`)::
 
@@ -29,6 +30,7 @@ from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
 from vision.detector import Detector, DetectorConfig, FaceReader
+from vision.gating import GatedDetector, GatingConfig
 from vision.tracker import Tracker, TrackerConfig
 from vision.types import Detections, Frame, Track
 
@@ -41,6 +43,9 @@ class PipelineConfig:
 
     threads: int = 2  # onnxruntime threads for the detector and the face reader
     detector: DetectorConfig | None = None
+    # motion gating (vision.gating): detect only where the picture changed; None: the whole
+    # frame every frame (gating needs a detector exported with a free input size)
+    gating: GatingConfig | None = field(default_factory=GatingConfig)
     tracker: TrackerConfig | None = None
     round: RoundConfig | None = None  # default: the layout's chung box
     rules: RulesConfig | None = None
@@ -80,7 +85,11 @@ class TablePipeline:
     ) -> None:
         cfg = config or PipelineConfig()
         self.table, self.layout, self.config = table, layout, cfg
-        self.detector = detector or Detector(cfg.detector or DetectorConfig(threads=cfg.threads))
+        if detector is None:
+            full = Detector(cfg.detector or DetectorConfig(threads=cfg.threads))
+            gate = cfg.gating is not None and full.model.free_input_size
+            detector = GatedDetector(full, cfg.gating) if gate else full
+        self.detector = detector
         self.reader = reader or FaceReader(threads=cfg.threads)
         self.tracker = Tracker(cfg.tracker, zone_of=layout.zone_of)
         self.round = RoundReconstructor(cfg.round or RoundConfig(chung_box=layout.chung_box))
