@@ -66,12 +66,16 @@ class GatingConfig:
     # against the reference until they are seen.
     min_blob_px: int = 2
     # Context around a change, full-frame px: at least an object's size (a 1080p tile is about
-    # 35x70 px), so an object touching the change lies wholly inside its region.
-    context_px: int = 96
+    # 35x70 px), so an object touching the change lies wholly inside its region; more context
+    # makes a region's detections more like the full frame's, and costs more.
+    context_px: int = 128
     # Regions are grown to at least this side, full-frame px: the network was trained on 832-px
     # crops (416 px of the half-scale frame) and is less sure of small objects in much smaller
-    # ones; higher: closer to a full detection, costlier.
-    min_region_px: int = 512
+    # ones (a die at 0.33 in a 256-px region, 0.68 at 512, 0.75 at 832 and in the full frame).
+    # On the demo clip against the ungated pipeline: 96/512 px was 3.2x faster but changed 11
+    # of 75 key events (single tile exposures), 128/640 2.7x and 5 (a +-1 grey-level change of
+    # the input changes 4), 96/832 2.3x and 5.
+    min_region_px: int = 640
     # A new detection within this of an inner region edge is a cut object and is dropped.
     border_px: int = 4
     # A full detection at least this often: catches what the gate misses (higher: cheaper).
@@ -80,7 +84,9 @@ class GatingConfig:
     # detected (0: never): the still table is then carried as a full detection sees it. Lower:
     # sooner; a pause shorter than this in a busy stretch costs a full detection each time.
     settle_frames: int = 3
-    # Regions covering more than this fraction of the frame: one full detection instead.
+    # Regions covering more than this fraction of the frame: one full detection instead (a
+    # region costs about its share of a full detection, and sees less; 0.6 instead of 0.45
+    # changed 9 key events of the demo instead of 6 for no clear gain in speed).
     max_region_fraction: float = 0.45
     # A jump of more than this in frame index (a blind interval, a skipped stretch): full.
     max_gap_frames: int = 5
@@ -95,6 +101,8 @@ class GatingStats:
 
     frames: int = 0
     full: int = 0
+    # full detections by reason: start, gap, periodic, large (change), settle
+    full_by: dict[str, int] = field(default_factory=dict)
     regional: int = 0
     carried: int = 0
     region_runs: int = 0
@@ -110,10 +118,11 @@ class GatingStats:
 
 @dataclass(frozen=True)
 class GateDecision:
-    """One frame's decision: ``full``, ``regions`` or ``carry``; regions in full-frame px."""
+    """One frame's decision: ``full`` (and why), ``regions`` (in full-frame px) or ``carry``."""
 
     kind: str
     regions: tuple[tuple[int, int, int, int], ...] = field(default=())
+    reason: str = ""
 
 
 def grey_small(image: np.ndarray, scale: float) -> np.ndarray:
@@ -274,15 +283,20 @@ class GatedDetector:
         self._unsettled = False  # regions detected since the last full detection
 
     def __call__(self, frame: Frame) -> Detections:
+        """This frame's detections in full-frame px. Carried forward, they are the very object
+        returned before (``Detections`` is not to be mutated)."""
         image = frame.image
         current = grey_small(image, self.config.mask_scale)
         self.stats.frames += 1
         self.stats.frame_area_px += image.shape[0] * image.shape[1]
-        plan = None if self._needs_full(frame, current) else self._plan(current, image)
-        if plan is not None and not plan[0] and self._settled():
-            plan = None
+        reason = self._needs_full(frame, current)
+        plan = None if reason else self._plan(current, image)
         if plan is None:
-            self._full(image, current, frame.index)
+            reason = reason or "large"
+        elif not plan[0] and self._settled():
+            plan, reason = None, "settle"
+        if plan is None:
+            self._full(image, current, frame.index, reason)
         elif plan[0]:
             self._detect_regions(image, current, *plan)
         else:
@@ -291,28 +305,30 @@ class GatedDetector:
         self._last_index = frame.index
         return self._detections
 
-    def _needs_full(self, frame: Frame, current: np.ndarray) -> bool:
+    def _needs_full(self, frame: Frame, current: np.ndarray) -> str:
+        """Why this frame needs a full detection before looking at the change ("": no need)."""
         cfg = self.config
-        return (
-            self._reference is None
-            or self._reference.shape != current.shape
-            or self._last_index is None
-            or not 0 < frame.index - self._last_index <= cfg.max_gap_frames
-            or frame.index - self._last_full_index >= cfg.full_every_frames
-        )
+        if self._reference is None or self._reference.shape != current.shape:
+            return "start"
+        if self._last_index is None or not 0 < frame.index - self._last_index <= cfg.max_gap_frames:
+            return "gap"
+        if frame.index - self._last_full_index >= cfg.full_every_frames:
+            return "periodic"
+        return ""
 
     def _settled(self) -> bool:
         """One more still frame; True when that makes the table settled after regions."""
         self._still_frames += 1
         return self._unsettled and self._still_frames >= self.config.settle_frames > 0
 
-    def _full(self, image: np.ndarray, current: np.ndarray, index: int) -> None:
+    def _full(self, image: np.ndarray, current: np.ndarray, index: int, reason: str) -> None:
         self._detections = self.detector.detect(image)
         self._reference = current
         self._last_full_index = index
         self._unsettled = False
         self.stats.full += 1
-        self.last_decision = GateDecision("full")
+        self.stats.full_by[reason] = self.stats.full_by.get(reason, 0) + 1
+        self.last_decision = GateDecision("full", reason=reason)
 
     def _plan(self, current: np.ndarray, image: np.ndarray) -> tuple[list, np.ndarray] | None:
         """Regions to detect (full-frame px, disjoint) and the changed boxes ``(K, 4)`` (full-
