@@ -21,7 +21,7 @@ REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
 CONSOLE_KEY = "console"
 
 
-def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
     """An argparse ``type`` for a number above 0 (a one-line usage error otherwise)."""
 
     def parse(text: str) -> int | float:
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--table", help="follow one table (default: every table heard of)")
     p.add_argument(
         "--from-seq",
-        type=_positive(int),
+        type=positive(int),
         default=1,
         metavar="N",
         help="first sequence number wanted, per table (default 1: the whole journal)",
@@ -55,13 +55,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--silence-s",
-        type=_positive(float),
+        type=positive(float),
         default=3.0,
         metavar="S",
         help="warn when nothing is heard from the publisher for S seconds",
     )
-    p.add_argument("--max-alerts", type=_positive(int), metavar="N", help="exit after N alerts")
-    p.add_argument("--exit-after-s", type=_positive(float), metavar="S", help="exit after S s")
+    p.add_argument("--max-alerts", type=positive(int), metavar="N", help="exit after N alerts")
+    p.add_argument("--exit-after-s", type=positive(float), metavar="S", help="exit after S s")
     p.set_defaults(func=cmd_alerts)
 
     keys = sub.add_parser("keys", help="CURVE keys for the alert bus")

@@ -19,31 +19,14 @@ import argparse
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
 
-# The bus defaults, repeated so that building the parser imports no zmq (as pipeline.alerts_cli).
-PUB_ENDPOINT = "tcp://127.0.0.1:5556"
-REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
+from pipeline.alerts_cli import PUB_ENDPOINT, REPLAY_ENDPOINT, positive
+
 DEFAULT_JOURNAL = Path("alerts.db")
 EXIT_SIGINT = 130
-
-
-def _above_zero(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """An argparse ``type``: a number above 0, else a one-line usage error."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text} must be > 0")
-        return value
-
-    return parse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,25 +68,25 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--realtime", action="store_true", help="pace a file at its frame rate")
-    p.add_argument("--threads", type=_above_zero(int), default=2, help="inference threads (2)")
-    p.add_argument("--fps", type=_above_zero(float), help="frame rate of an image folder (25)")
+    p.add_argument("--threads", type=positive(int), default=2, help="inference threads (2)")
+    p.add_argument("--fps", type=positive(float), help="frame rate of an image folder (25)")
     p.add_argument(
         "--queue-size",
-        type=_above_zero(int),
+        type=positive(int),
         default=8,
         metavar="N",
         help="frames waiting for the pipeline; a live source drops the oldest beyond (8)",
     )
     p.add_argument(
         "--open-timeout-s",
-        type=_above_zero(float),
+        type=positive(float),
         default=10.0,
         metavar="S",
         help="a stream or camera not open by then is unreachable (10)",
     )
     p.add_argument(
         "--read-timeout-s",
-        type=_above_zero(float),
+        type=positive(float),
         default=5.0,
         metavar="S",
         help="a live source silent this long is lost: camera_lost, then reconnect (5)",
