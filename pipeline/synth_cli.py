@@ -136,24 +136,56 @@ def cmd_suite(args: argparse.Namespace) -> int:
     kinds = list(_injections(args.kinds)) if args.kinds else None
     cfg = _clip_config(args)
     entries = suite_entries(args.clean, args.per_kind, kinds)
-    index, start, frames = [], time.perf_counter(), 0
+    index, start = [], time.perf_counter()
+    reused, before = 0, _suite_index(args.out)
     for seed, injections in tqdm(entries, desc="suite", unit="round"):
         name = f"{'+'.join(injections) or 'clean'}_{seed}"
-        summary = render_scenario(seed, injections, args.out / name, cfg, progress=False)
-        frames += summary["n_frames"]
+        same_look = before.get(name, {}).get("randomisation") == cfg.randomisation
+        summary = _rendered(args.out / name, seed, injections, cfg) if same_look else None
+        if summary is None:
+            summary = render_scenario(seed, injections, args.out / name, cfg, progress=False)
+        else:
+            reused += 1
         index.append(
             {
                 "name": name,
                 "seed": seed,
                 "injections": list(injections),
                 "n_frames": summary["n_frames"],
+                "randomisation": cfg.randomisation,
             }
         )
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "suite.json").write_text(json.dumps(index, indent=1), encoding="utf-8")
+        args.out.mkdir(parents=True, exist_ok=True)  # after each round: an interrupted suite
+        (args.out / "suite.json").write_text(json.dumps(index, indent=1), encoding="utf-8")
     seconds = time.perf_counter() - start
     print(
         f"wrote {len(entries)} rounds to {args.out} in {seconds:.0f} s "
-        f"({frames / seconds:.1f} frames/s)"
+        f"({reused} already rendered and kept)"
     )
     return 0
+
+
+def _suite_index(out: Path) -> dict[str, dict]:
+    """Entries of a suite already written to ``out``, by round name (empty when none)."""
+    try:
+        return {e["name"]: e for e in json.loads((out / "suite.json").read_text("utf-8"))}
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+
+
+def _rendered(folder: Path, seed: int, injections: tuple, cfg) -> dict | None:
+    """The scenario summary of a round already rendered in ``folder`` with the same seed,
+    injections, frame size and randomisation (an interrupted suite resumes where it stopped:
+    ``scenario.json`` is written last), else None."""
+    try:
+        done = json.loads((folder / "scenario.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    w, h = round(1920 * cfg.scale) // 2 * 2, round(1080 * cfg.scale) // 2 * 2
+    same = (
+        done.get("seed") == seed
+        and tuple(done.get("injections", ())) == tuple(injections)
+        and done.get("resolution_wh") == [w, h]
+        and (folder / "clip.mp4").exists()
+    )
+    return done if same else None

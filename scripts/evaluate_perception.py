@@ -25,6 +25,8 @@ from evaluate_tracking import (
     evaluate,
     read_clip,
     reported_tiles,
+    stack_order_free,
+    stacks_of,
     truth_tiles,
 )  # scripts/ on sys.path
 from tqdm import tqdm
@@ -102,12 +104,14 @@ def score_clip(clip: Path, cache: Path) -> dict:
     reconstructor = RoundReconstructor(RoundConfig(chung_box=layout.chung_box))
     events: list[TableEvent] = []
     segments = [[] for _ in frames.segments]
+    numbers: list[list[int]] = [[] for _ in frames.segments]
     for truth, det in zip(frames.truth, detections, strict=False):
         frame = Frame(clip.name, truth["frame"], truth["time_s"], None)
         tracks = tracker.update(det, truth["frame"])
         events += reconstructor.update(tracks, frame)[1]
         k = frames.segment_of(truth["frame"])
         if k is not None:
+            numbers[k].append(truth["frame"])
             segments[k].append(
                 (
                     *truth_tiles(truth["objects"], MIN_VISIBILITY),
@@ -130,6 +134,9 @@ def score_clip(clip: Path, cache: Path) -> dict:
         "dice_seen": list(dice[-1].values) if dice else None,
         "dice_true": plan["dice"],
         "tracking": evaluate(segments),
+        "tracking_stack_order_free": evaluate(
+            stack_order_free(segments, numbers, stacks_of(scenario, frames))
+        ),
     }
 
 
@@ -148,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         "first_box_correct": sum(c["first_box_ok"] for c in clips) / n,
         "delivery_order_correct": sum(c["delivery_ok"] for c in clips) / n,
         "idf1_outside_wash_mean": float(np.mean([c["tracking"]["idf1"] for c in clips])),
+        "idf1_stack_order_free_mean": float(
+            np.mean([c["tracking_stack_order_free"]["idf1"] for c in clips])
+        ),
         "seconds": round(time.perf_counter() - started, 1),
     }
     for c in clips:
@@ -155,7 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{c['clip']}: dice {c['dice_seen']} (truth {c['dice_true']}) "
             f"first box {'ok' if c['first_box_ok'] else 'WRONG'}, delivery "
             f"{'ok' if c['delivery_ok'] else 'WRONG ' + str(c['delivery_seen'])}, "
-            f"IDF1 {c['tracking']['idf1']:.3f}"
+            f"IDF1 {c['tracking']['idf1']:.3f} "
+            f"(stack order free {c['tracking_stack_order_free']['idf1']:.3f})"
         )
     print(json.dumps(summary))
     if args.out:

@@ -48,6 +48,11 @@ class TrackerConfig:
     # Stage 1-2 gate, centre distance in track-box diagonals: higher follows faster pushes,
     # lower avoids swaps between neighbours in a dense woodpile.
     match_gate_norm: float = 1.0
+    # Stages 1-2: a track or detection may stay unmatched at this cost each, so a pair is
+    # made only below twice this; lower leaves more gliding tiles to the wider stage 3, higher
+    # lets one missed detection in a dense row shift its neighbours' tracks along (None: match
+    # as many as the gate allows).
+    unmatched_cost: float | None = 0.75
     # Weight of centre distance against (1 - IoU) in the match cost.
     distance_weight: float = 0.5
     # Stage 3 gate for re-acquiring a lost tile, in diagonals: higher finds moved tiles again,
@@ -87,6 +92,11 @@ class TrackerConfig:
     hand_cover_frac: float = 0.3
     # IoU of a lost tile with a seen tile for it to count as beneath it (moves with it).
     carry_min_iou: float = 0.5
+    # A face-down tile forgets its face when it comes to lie nearer another tile's last place
+    # than its own, and only if it moved at least this share of its short side since the last
+    # frame: lower forgets on detection jitter in a dense heap (a weak wash then reads good),
+    # higher keeps faces through slow swaps.
+    swap_min_move_frac: float = 0.25
     # Weight of the newest displacement in the velocity average (0: no motion model). Off by
     # default: tiles move in short eased glides, and on noisy boxes the estimate hurt (IDF1
     # 0.60 -> 0.54 at 0.9 on a 25 fps scenario); a hand-tracking model may want it.
@@ -160,12 +170,36 @@ def _intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return wh[..., 0] * wh[..., 1]
 
 
-def assign(cost: np.ndarray, feasible: np.ndarray) -> list[tuple[int, int]]:
-    """Minimum-cost one-to-one pairs ``(row, col)`` among feasible entries of ``cost (R, C)``."""
+def assign(
+    cost: np.ndarray, feasible: np.ndarray, unmatched_cost: float | None = None
+) -> list[tuple[int, int]]:
+    """Minimum-cost one-to-one pairs ``(row, col)`` among feasible entries of ``cost (R, C)``.
+
+    Without ``unmatched_cost`` as many feasible pairs as possible are made. With it, a row or
+    column may stay unpaired at that cost each, so a pair is made only where it is cheaper than
+    leaving both unpaired: one missed detection in a dense row of tiles then leaves one track
+    unmatched instead of shifting every neighbour's track along by one.
+
+    >>> cost = np.array([[1.4, 0.1], [9.0, 1.4]])
+    >>> assign(cost, cost < 2), assign(cost, cost < 2, unmatched_cost=0.6)
+    ([(0, 0), (1, 1)], [(0, 1)])
+    """
     if cost.size == 0 or not feasible.any():
         return []
-    rows, cols = linear_sum_assignment(np.where(feasible, cost, _INFEASIBLE))
-    return [(int(r), int(c)) for r, c in zip(rows, cols, strict=True) if feasible[r, c]]
+    full = np.where(feasible, cost, _INFEASIBLE)
+    if unmatched_cost is not None:
+        r, c = full.shape
+        alone = np.full((r, r), _INFEASIBLE)
+        np.fill_diagonal(alone, unmatched_cost)
+        spare = np.full((c, c), _INFEASIBLE)
+        np.fill_diagonal(spare, unmatched_cost)
+        full = np.block([[full, alone], [spare, np.zeros((c, r))]])
+    rows, cols = linear_sum_assignment(full)
+    return [
+        (int(r), int(c))
+        for r, c in zip(rows, cols, strict=True)
+        if r < cost.shape[0] and c < cost.shape[1] and feasible[r, c]
+    ]
 
 
 @dataclass(frozen=True)
@@ -282,7 +316,7 @@ class Tracker:
         if len(d_idx) == 0 or len(t_idx) == 0:
             return []
         cost, dist, same_kind = self._cost(dets, d_idx, t_idx, boxes)
-        pairs = assign(cost, same_kind & (dist <= gate_norm))
+        pairs = assign(cost, same_kind & (dist <= gate_norm), self.config.unmatched_cost)
         return [(int(t_idx[r]), int(d_idx[c])) for r, c in pairs]
 
     def _reacquire(self, dets, d_idx, pairs, gate_norm: float) -> list[tuple[int, int]]:
@@ -391,8 +425,8 @@ class Tracker:
 
     def _forget_ambiguous_faces(self, matched: set[int], before: dict[int, np.ndarray]) -> None:
         """A face-down tile that moved to where another tile lay a frame ago (nearer to that
-        tile's last place than to its own) may have been swapped with it: its remembered face
-        is dropped. A good wash does this to nearly every tile; a weak one leaves faces known,
+        tile's last place than to its own, and by more than detection jitter) may have been
+        swapped with it: its remembered face is dropped. A good wash does this to nearly every tile; a weak one leaves faces known,
         which is the wash-quality figure (tile-tracking risk)."""
         moved = [
             t
@@ -411,7 +445,8 @@ class Tracker:
             dist = np.linalg.norm(old_centres - centre, axis=1)
             own = others.index(t.track_id)
             dist_own, dist[own] = dist[own], np.inf
-            if dist.min() < dist_own:
+            short_side = min(t.xyxy[2] - t.xyxy[0], t.xyxy[3] - t.xyxy[1])
+            if dist.min() < dist_own and dist_own >= self.config.swap_min_move_frac * short_side:
                 t.face_votes = {}
 
     def _coast(self, matched: set[int], before: dict[int, np.ndarray], dets: _Dets) -> None:
