@@ -426,8 +426,9 @@ class Tracker:
     def _forget_ambiguous_faces(self, matched: set[int], before: dict[int, np.ndarray]) -> None:
         """A face-down tile that moved to where another tile lay a frame ago (nearer to that
         tile's last place than to its own, and by more than detection jitter) may have been
-        swapped with it: its remembered face is dropped. A good wash does this to nearly every tile; a weak one leaves faces known,
-        which is the wash-quality figure (tile-tracking risk)."""
+        swapped with it: its remembered face is dropped. A good wash does this to nearly every
+        tile; a weak one leaves faces known, which is the wash-quality figure (tile-tracking
+        risk)."""
         moved = [
             t
             for t in self._tracks
