@@ -147,7 +147,7 @@ def _woodpile(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Ta
 
 def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement."""
-    counts = chips_per_box(view)
+    counts = chips_per_box(view, memory, cfg)
     events: list[TableEvent] = []
     for box in sorted(set(counts) | set(memory.chips)):
         before, after = memory.chips.get(box, 0), counts.get(box, 0)
@@ -168,7 +168,7 @@ def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
 
 
 def _call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:
-    memory.no_more_bets = True
+    memory.no_more_bets, memory.no_more_bets_s = True, view.time_s
     memory.wagered = tuple(sorted(box for box, n in memory.chips.items() if n))
     return [NoMoreBets(view.frame, view.time_s, reason)]
 

@@ -24,6 +24,12 @@ class RoundConfig:
     first_box_offset: int = 0  # rule-5.8 shift of the first box, in boxes
     motion_norm: float = 0.04  # step per frame / long side that counts as moving; higher: less
     # jitter read as motion, but a weak wash may go unseen
+    chip_hold_s: float = 0.6  # a chip stack is seen this long in a box, still, to count as a
+    # wager there; lower: faster wager events, but a player's fingertips read as a chip for a
+    # few frames count as a wager changed after "no more bets"
+    chip_hold_s: float = 0.6  # after "no more bets", a chip stack that appears in a box is
+    # seen this long before it counts; lower: late wagers reported sooner, but fingertips read
+    # as a chip for a few frames make false late wagers
     zone_hold_s: float = 0.15  # still in a zone this long to rest there; higher: fewer transit
     # zones taken for destinations, later events
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
@@ -88,6 +94,7 @@ class RoundMemory:
     last_wager_s: float | None = None
     wagers_placed: bool = False
     no_more_bets: bool = False
+    no_more_bets_s: float | None = None  # when "no more bets" was called
     chips: dict[int, int] = field(default_factory=dict)
     throw: Throw | None = None
     dice: tuple[int, ...] | None = None
@@ -157,13 +164,23 @@ def box_of(zone: str | None) -> int | None:
     return None
 
 
-def chips_per_box(view: FrameView) -> dict[int, int]:
-    """Chip stacks resting in each box this frame (boxes without chips left out)."""
+def chips_per_box(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> dict[int, int]:
+    """Chip stacks resting in each box this frame (boxes without chips left out).
+
+    Between "no more bets" and the exposure, hands reach over the boxes and a wager may not
+    change: a chip stack that first appears then counts only once seen for ``chip_hold_s``
+    (a player's fingertips read as a chip for a few frames are not a late wager)."""
+    guarded = memory.no_more_bets_s is not None and memory.phase.order < Phase.EXPOSURE.order
     counts: Counter[int] = Counter()
     for chip in view.of_kind("chip"):
         box = box_of(view.resting.get(chip.track_id))
-        if box is not None:
-            counts[box] += 1
+        if box is None:
+            continue
+        born_s, seen_s = view.sighted.get(chip.track_id, (view.time_s, view.time_s))
+        late = guarded and born_s > memory.no_more_bets_s
+        if late and seen_s - born_s < cfg.chip_hold_s:
+            continue
+        counts[box] += 1
     return dict(counts)
 
 
@@ -182,5 +199,5 @@ def snapshot(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> TableSta
         delivery=tuple(box for box, _ in memory.groups),
         tiles_per_zone=dict(zones),
         hands={box: tuple(ids) for box, ids in memory.hands.items()},
-        chips_per_box=chips_per_box(view),
+        chips_per_box=chips_per_box(view, memory, cfg),
     )

@@ -207,8 +207,13 @@ def test_wager_after_no_more_bets_is_marked():
     table.put(chip(101, "box_4"))
     table.step(6)
     assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
-    table.put(chip(102, "box_4", (30.0, 0.0)))
+    table.put(chip(999, "box_6"))  # fingertips read as a chip for a moment: not a wager
     table.step(2)
+    table.drop(999)
+    table.step(1)
+    assert len(table.of(WagerChanged)) == 2
+    table.put(chip(102, "box_4", (30.0, 0.0)))  # a real late wager: seen chip_hold_s, counted
+    table.step(4)
     late = table.of(WagerChanged)[-1]
     assert (late.box, late.before, late.after, late.after_no_more_bets) == (4, 1, 2, True)
     assert [w.after_no_more_bets for w in table.of(WagerChanged)[:2]] == [False, False]
