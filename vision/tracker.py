@@ -65,8 +65,11 @@ class TrackerConfig:
     # Added when a detection's read face differs from the track's known face; higher trusts
     # the face reader over geometry.
     face_mismatch_cost: float = 1.0
-    # Face readings below this confidence are not used (tiles and dice).
-    min_face_confidence: float = 0.5
+    # Face readings below this confidence are not used (tiles and dice). On rendered video
+    # 90.8% of face-up tile crops read right; 84.6% read at 0.9 or more, 98.4% of those right
+    # (0.5: 96.6% kept, 93.2% right). A misread face settles a hand wrongly (false payout
+    # alerts); lower knows faces sooner, higher leaves more faces unknown.
+    min_face_confidence: float = 0.9
     # A die is read from its last few frames: each frame's reading counts only at this face
     # confidence or above. A die not lying flat shows two faces and reads unsure: on the
     # training stills 2.9% of flat dice crops read below 0.97 and 81% of tipped ones; lower
