@@ -1,7 +1,8 @@
 """Post-incident review: a recorded video through the table pipeline, into a folder to read.
 
 :func:`review` decodes the video, runs every ``stride``-th frame through
-:class:`~pipeline.runner.TablePipeline` and writes into ``out_dir``:
+:class:`~pipeline.runner.TablePipeline` (fewer while the picture stays still:
+:class:`StillSkip`) and writes into ``out_dir``:
 
 - ``events.jsonl``: one JSON object per table event, ``{"type": "DiceRead", "frame": ...}``
   with every field of the event, in the order the events were revealed;
@@ -22,7 +23,6 @@ The journal, the snapshots and the files are the sink; the pipeline itself does 
 from __future__ import annotations
 
 import json
-import math
 import sys
 import time
 from collections import deque
@@ -40,6 +40,7 @@ from tqdm import tqdm
 
 from pipeline.alerts import Alert, AlertState, to_dict
 from pipeline.events import TableEvent
+from pipeline.health import HealthConfig, change, grey_sample, is_blank
 from pipeline.journal import Journal
 from pipeline.layout import Layout
 from pipeline.report import REPORT_FILE, RunInfo, Unreadable, write_report
@@ -56,6 +57,7 @@ from vision.draw import (
     fit_width,
     text_band,
 )
+from vision.gating import GatingConfig, changed_boxes, grey_small
 from vision.types import Frame, Track
 
 if TYPE_CHECKING:
@@ -78,6 +80,13 @@ class ReviewConfig:
     table: str = "T1"
     stride: int = 1  # process every stride-th frame; higher: faster, but the tracker and
     # the reconstructor see coarser motion (groups and exposures may be missed)
+    still_stride: int = 8  # while the picture stays still, process only every still_stride-th
+    # frame (StillSkip; at most stride: off). Higher: faster on a quiet table, but events that
+    # wait for the table to hold still (dice read, delivery done) come up to this many frames
+    # later, and the gate may carry its detections across as many frames
+    still_settle: int = GatingConfig.settle_frames  # still frames processed at stride before
+    # any is skipped: at least the gate's settle_frames, so a table that has just come to rest
+    # is detected in full before it is carried; lower: more skipped, higher: fewer
     video_width_px: int | None = 960  # width of annotated.mp4; None: no annotated video
     video_crf: int = 28  # H.264 quality of annotated.mp4: lower is better and bigger
     snapshot_width_px: int = 1920  # snapshots wider than this are reduced; lower: smaller
@@ -111,6 +120,7 @@ class ReviewResult:
     events: list[TableEvent]
     alerts: list[Alert]
     out_dir: Path
+    skipped_still: int = 0  # frames at a stride step not processed: the picture was still
 
 
 def open_video(path: Path, camera: str) -> Source:
@@ -391,6 +401,117 @@ class ReviewWriter:
 Emit = Callable[[list[Alert]], list[Alert]]
 
 
+class StillSkip:
+    """Which frames a review processes: every ``stride``-th (``index % stride == 0``) while the
+    picture changes, one in ``still_stride`` while it stays still.
+
+    A frame at a stride step is *still* when the motion gate's own test
+    (:func:`vision.gating.changed_boxes` on its grey mask, with ``gating``'s thresholds) finds
+    no change from the last frame processed: a frame skipped is one the gate would carry.
+    Nothing is skipped until ``settle`` still frames in a row have been processed (by then the
+    gate has detected the resting table in full), while the camera is lost, or where the
+    health check (``health``) would see a repeated or blank picture (a frozen or blank feed is
+    judged at the usual pace). When a change is seen after skipped frames, the last one skipped
+    (the step just before) is processed first: motion is seen from its start at stride steps,
+    as without skipping. Between stride steps nothing is looked at.
+
+    Per frame in order, :meth:`take` says which frames to process now; :meth:`flush` gives
+    the frame held back (before a gap, at the end) and forgets the picture.
+
+    >>> skip = StillSkip(stride=2, still_stride=8, settle=0)
+    >>> rng = np.random.default_rng(0)
+    >>> table = np.tile(np.arange(0, 256, 4, dtype=np.uint8), (64, 1))
+    >>> def picture(i):  # a still table with sensor noise; a chip put down at frame 12
+    ...     image = table + rng.integers(0, 2, table.shape, dtype=np.uint8)
+    ...     image[20:40, 20:40] = 255 if i >= 12 else image[20:40, 20:40]
+    ...     return np.dstack([image] * 3)
+    >>> [f.index for i in range(22) for f in skip.take(Frame("c", i, i / 25, picture(i)))]
+    [0, 8, 10, 12, 20]
+    """
+
+    def __init__(
+        self,
+        stride: int,
+        still_stride: int,
+        settle: int = ReviewConfig.still_settle,
+        gating: GatingConfig | None = None,
+        health: HealthConfig | None = None,
+    ) -> None:
+        self.stride, self.still_stride, self.settle = stride, still_stride, settle
+        self.gating, self.health = gating or GatingConfig(), health or HealthConfig()
+        self.skipped = 0  # frames at stride steps not processed
+        self._held: Frame | None = None  # the last frame skipped
+        self._forget()
+
+    @property
+    def enabled(self) -> bool:
+        return self.still_stride > self.stride
+
+    def take(self, frame: Frame, lost: bool = False) -> list[Frame]:
+        """The frames to process now, in order: none, ``frame``, or the frame held back and
+        ``frame``. ``lost``: the camera is lost (nothing is skipped)."""
+        if frame.index % self.stride:
+            return []
+        if not self.enabled:
+            return [frame]
+        grey = grey_small(frame.image, self.gating.mask_scale)
+        if self._last is None or lost or self._changed(grey):
+            self._still = 0
+            return self._process(frame, grey, keep_held=True)
+        self._still += 1
+        if (
+            self._still <= self.settle
+            or frame.index - self._last.index >= self.still_stride
+            or self._repeat(frame)
+        ):
+            return self._process(frame, grey, keep_held=False)
+        self._drop_held()
+        self._held = frame
+        return []
+
+    def flush(self) -> list[Frame]:
+        """The frame held back, if any; then forget the picture (the next frame is processed)."""
+        held = self._take_held()
+        self._forget()
+        return held
+
+    def _take_held(self) -> list[Frame]:
+        held, self._held = self._held, None
+        return [] if held is None else [held]
+
+    def _drop_held(self) -> None:
+        self.skipped += self._held is not None
+        self._held = None
+
+    def _forget(self) -> None:
+        self._last: Frame | None = None  # the last frame processed
+        self._last_grey: np.ndarray | None = None  # its gate mask picture
+        self._last_sample: np.ndarray | None = None  # its health sample, when needed
+        self._still = 0  # still stride steps in a row
+
+    def _process(self, frame: Frame, grey: np.ndarray, keep_held: bool) -> list[Frame]:
+        """``frame`` processed now (after the frame held back, if ``keep_held``)."""
+        if not keep_held:
+            self._drop_held()
+        self._last, self._last_grey, self._last_sample = frame, grey, None
+        return [*self._take_held(), frame]
+
+    def _changed(self, grey: np.ndarray) -> bool:
+        cfg = self.gating
+        return bool(len(changed_boxes(self._last_grey, grey, cfg.diff_threshold, cfg.min_blob_px)))
+
+    def _repeat(self, frame: Frame) -> bool:
+        """What the health check would count as a repeat of the last frame processed, or
+        blank."""
+        cfg = self.health
+        if self._last_sample is None:
+            self._last_sample = grey_sample(self._last.image, cfg.stride_px)
+        sample = grey_sample(frame.image, cfg.stride_px)
+        return is_blank(sample, cfg.blank_std_max) or (
+            change(sample, self._last_sample) <= cfg.frozen_diff_max
+        )
+
+
 @dataclass
 class _Found:
     events: list[TableEvent] = field(default_factory=list)
@@ -410,31 +531,71 @@ def _alerts(alerts: list[Alert], writer: ReviewWriter, emit: Emit) -> list[Alert
 
 
 def _run(
-    pipe: TablePipeline, source: Source, stride: int, writer: ReviewWriter, emit: Emit, bar: tqdm
+    pipe: TablePipeline,
+    source: Source,
+    skip: StillSkip,
+    writer: ReviewWriter,
+    emit: Emit,
+    bar: tqdm,
 ) -> _Found:
-    """The review loop: every ``stride``-th frame of the source and every gap through the
-    pipeline and into the writer; the pipeline's end last."""
+    """The review loop: the frames ``skip`` chooses and every gap through the pipeline and
+    into the writer, in order; the pipeline's end last."""
     found = _Found()
     for item in source:
-        gap = item if isinstance(item, Gap) else None
-        if gap is not None:
-            found.gaps.append(gap)
-            result = pipe.no_frame(gap.index, gap.start_s, gap.reason)
-        elif item.index % stride == 0:
-            result = pipe.process(item)
-            found.processed += 1
-            found.last_s = item.time_s
-            bar.update(1)
-        else:
+        if isinstance(item, Gap):
+            for frame in skip.flush():  # the frame held back, seen before the gap
+                _step(pipe, frame, writer, emit, found)
+            _step(pipe, item, writer, emit, found)
             continue
-        writer.remember(result, gap)
-        found.events += result.events
-        found.alerts += _alerts(result.alerts, writer, emit)
-        writer.draw(result, gap)
+        for frame in skip.take(item, lost=pipe.health.lost is not None):
+            _step(pipe, frame, writer, emit, found)
+        bar.update(1)
+    for frame in skip.flush():
+        _step(pipe, frame, writer, emit, found)
     final_events, final_alerts = pipe.finish()
     found.events += final_events
     found.alerts += _alerts(final_alerts, writer, emit)
     return found
+
+
+def _step(
+    pipe: TablePipeline, item: Frame | Gap, writer: ReviewWriter, emit: Emit, found: _Found
+) -> None:
+    """One frame (or the start of a gap) through the pipeline and into the writer."""
+    gap = item if isinstance(item, Gap) else None
+    if gap is not None:
+        found.gaps.append(gap)
+        result = pipe.no_frame(gap.index, gap.start_s, gap.reason)
+    else:
+        result = pipe.process(item)
+        found.processed += 1
+        found.last_s = item.time_s
+    writer.remember(result, gap)
+    found.events += result.events
+    found.alerts += _alerts(result.alerts, writer, emit)
+    writer.draw(result, gap)
+
+
+def pipeline_config(config: ReviewConfig) -> PipelineConfig:
+    """The pipeline settings of a review: the gate may carry its detections across the still
+    frames skipped (``max_gap_frames`` at least ``still_stride``; a longer jump still means a
+    full detection)."""
+    cfg = config.pipeline or PipelineConfig()
+    if cfg.gating is None or config.still_stride <= config.stride:
+        return cfg
+    gap = max(cfg.gating.max_gap_frames, config.still_stride)
+    return replace(cfg, gating=replace(cfg.gating, max_gap_frames=gap))
+
+
+def still_skip(config: ReviewConfig, pipe: TablePipeline) -> StillSkip:
+    """The frame chooser of a review with ``config`` on ``pipe`` (its gate's and its health
+    check's thresholds)."""
+    gating = getattr(pipe.detector, "config", None)
+    if not isinstance(gating, GatingConfig):
+        gating = pipeline_config(config).gating
+    return StillSkip(
+        config.stride, config.still_stride, config.still_settle, gating, pipe.health.config
+    )
 
 
 def _emitter(
@@ -478,32 +639,38 @@ def review(
     journal). ``publish``: also publish the alerts on the bus. ``on_alert``: called with each
     alert once journaled. ``progress``: a tqdm bar on stderr. ``pipe``: a pipeline built by
     the caller (its table must be ``config.table``); default: one with the shipped models."""
-    if config.stride < 1:
-        raise ValueError(f"the stride must be at least 1, got {config.stride}")
+    if config.stride < 1 or config.still_stride < 1:
+        raise ValueError(f"strides must be at least 1, got {config.stride}, {config.still_stride}")
     if (out_dir / JOURNAL_FILE).exists():
         raise ValueError(f"{out_dir}: already holds a review ({JOURNAL_FILE}); choose another")
     start = time.perf_counter()
     with ExitStack() as stack:
         source = stack.enter_context(open_video(video, config.table))
         info = _info(video, source)
-        pipe = pipe or TablePipeline(config.table, layout, config.pipeline)
+        pipe = pipe or TablePipeline(config.table, layout, pipeline_config(config))
         out_dir.mkdir(parents=True, exist_ok=True)
         journal = stack.enter_context(Journal(out_dir / JOURNAL_FILE))
         emit = _emitter(journal, stack, config, publish, on_alert)
         writer = ReviewWriter(out_dir, layout, info, config)
         stack.callback(writer.close)
-        bar = stack.enter_context(_progress(info, config, video.name, progress))
-        found = _run(pipe, source, config.stride, writer, emit, bar)
+        bar = stack.enter_context(_progress(info, video.name, progress))
+        skip = still_skip(config, pipe)
+        found = _run(pipe, source, skip, writer, emit, bar)
     found.wall_s = time.perf_counter() - start
     run = _run_info(video, layout_source, info, config, found)
     write_report(out_dir, run, found.events, found.alerts)
-    return ReviewResult(run, found.events, found.alerts, out_dir)
+    return ReviewResult(run, found.events, found.alerts, out_dir, skip.skipped)
 
 
-def _progress(info: VideoInfo, config: ReviewConfig, name: str, enabled: bool) -> tqdm:
-    total = math.ceil(info.n_frames / config.stride) or None
+def _progress(info: VideoInfo, name: str, enabled: bool) -> tqdm:
+    """A bar of the video's frames read (processed or not)."""
     return tqdm(
-        total=total, desc=name, unit="frame", file=sys.stderr, disable=not enabled, leave=False
+        total=info.n_frames or None,
+        desc=name,
+        unit="frame",
+        file=sys.stderr,
+        disable=not enabled,
+        leave=False,
     )
 
 

@@ -19,6 +19,8 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "demo_
 DEMO_STRIDE = 2  # the demo reads every 2nd frame (12.5 fps, motion-gated detector): about a
 # minute on 2 cores; 5 fps misses exposures and misreads faces (false alerts at stride 5)
 DEFAULT_TABLE = "T1"
+STILL_STRIDE = 8  # ReviewConfig.still_stride, repeated (and tested equal) so that building the
+# parser imports no video stack
 # The bus defaults, repeated (and tested equal) so that building the parser imports no zmq.
 PUB_ENDPOINT = "tcp://127.0.0.1:5556"
 REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
@@ -74,6 +76,14 @@ def _run_options(p: argparse.ArgumentParser, stride: int) -> None:
         default=stride,
         metavar="N",
         help=f"process every N-th frame (default {stride}); higher is faster and coarser",
+    )
+    p.add_argument(
+        "--still-stride",
+        type=int,
+        default=STILL_STRIDE,
+        metavar="N",
+        help="while the picture stays still, process only every N-th frame, back to --stride as "
+        f"soon as it changes (default {STILL_STRIDE}; N at most --stride: off)",
     )
     p.add_argument("--no-video", action="store_true", help="skip annotated.mp4 (faster)")
     p.add_argument(
@@ -138,6 +148,8 @@ def _run(args: argparse.Namespace, video: Path, out: Path, layout_path: Path | N
 
     if args.stride < 1:
         raise UsageError(f"--stride must be at least 1, got {args.stride}")
+    if args.still_stride < 1:
+        raise UsageError(f"--still-stride must be at least 1, got {args.still_stride}")
     info = probe_video(video)  # a missing file or a non-video fails before any work
     layout, source = _layout(video, layout_path)
     _check_size(layout, info)
@@ -145,6 +157,7 @@ def _run(args: argparse.Namespace, video: Path, out: Path, layout_path: Path | N
     config = ReviewConfig(
         table=args.table,
         stride=args.stride,
+        still_stride=args.still_stride,
         video_width_px=None if args.no_video else ReviewConfig.video_width_px,
     )
     print(f"layout: {source}", file=sys.stderr)
@@ -167,7 +180,10 @@ def summary_lines(result) -> list[str]:
     from pipeline.report import REPORT_FILE, boxes_in_order
 
     run = result.info
-    every = f" (1 in {run.stride})" if run.stride > 1 else ""
+    notes = [f"1 in {run.stride}"] if run.stride > 1 else []
+    if result.skipped_still:
+        notes.append(f"{result.skipped_still} still frames skipped")
+    every = f" ({'; '.join(notes)})" if notes else ""
     speed = run.read_until_s / run.wall_s if run.wall_s else 0.0
     lines = [
         f"reviewed {Path(run.video).name}: {run.duration_s:.1f} s of video, "

@@ -157,8 +157,8 @@ class TrackBook:
         if memo.turning is None or memo.turning[0] != side:
             memo.turning = (side, frame, time_s)
         _, since_frame, since_s = memo.turning
-        if time_s - since_s < self._flip_hold_s:
-            return None
+        if time_s - since_s < self._flip_hold_s or track.last_seen_frame != frame:
+            return None  # not held long enough, or not seen now (a coasting track's side is old)
         memo.face_up, memo.turning = side, None
         return Flip(track, since_frame, since_s) if side else None
 

@@ -12,6 +12,8 @@ its own. A mode is ``NAME[:STRIDE][+OPTION...]``:
 - ``live``: decode + :class:`pipeline.runner.TablePipeline` with the motion-gated detector
   (:mod:`vision.gating`) and the face cache (:mod:`vision.faces_cache`), every frame;
 - ``review:K``: the same pipeline on every K-th frame (the others decoded, not converted);
+  ``review:K+stillN``: adaptive, as ``paigow review --stride K --still-stride N`` chooses
+  frames (:class:`pipeline.review.StillSkip`: one in N while the picture stays still);
 - ``ungated``: the pipeline as it was (full-frame detection, every face read each frame);
 - ``ultralytics``: the same weights through ultralytics' ``model.track(tracker=bytetrack.yaml)``
   at imgsz 960 on CPU, its own decode included (detection and tracking only: no faces, no game);
@@ -22,12 +24,15 @@ its own. A mode is ``NAME[:STRIDE][+OPTION...]``:
   equally good runs differ.
 
 Options: ``threads`` (FFmpeg frame threads for decoding), ``nonref`` (frames no other frame
-refers to are not decoded: with this clip's B-pyramid, every other frame).
+refers to are not decoded: with this clip's B-pyramid, every other frame), ``stillN``
+(review: skip still frames, one in N kept).
 
 Printed: frames of video per second end to end (decode included), the ratio to real time, to
 the decode floor and to ultralytics, median and p90 milliseconds per processed frame (pipeline
 only), peak RSS, how many key events (dice, delivery, exposures, wagers, settlement; without
 track ids) differ from the ungated pipeline's, and how many of the ground-truth run's are found.
+An adaptive review is also compared with the plain review of its stride, when both ran: the
+key events only one of them found, listed.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -94,12 +100,13 @@ class Timed:
         return out
 
 
-def make_pipeline(args, gated: bool):
+def make_pipeline(args, gated: bool, still_stride: int = 1):
     """A :class:`TablePipeline` for the clip (its ``scenario.json`` layout), its detector and
-    reader wrapped in :class:`Timed`; gated: motion-gated detector (``--gating`` settings) and
-    face cache."""
+    reader wrapped in :class:`Timed`; gated: motion-gated detector (``--gating`` settings, as a
+    review with ``still_stride`` sets them) and face cache."""
     from pipeline.layout import layout_from_scenario
-    from pipeline.runner import TablePipeline
+    from pipeline.review import ReviewConfig, pipeline_config
+    from pipeline.runner import PipelineConfig, TablePipeline
     from vision.detector import Detector, FaceReader
     from vision.faces_cache import FaceCache
     from vision.gating import GatedDetector, GatingConfig
@@ -107,6 +114,8 @@ def make_pipeline(args, gated: bool):
     detector, reader = Detector(), FaceReader()
     if gated:
         config = GatingConfig(**json.loads(args.gating))
+        review = ReviewConfig(stride=1, still_stride=still_stride)
+        config = pipeline_config(replace(review, pipeline=PipelineConfig(gating=config))).gating
         detector, reader = GatedDetector(detector, config), FaceCache(reader)
     layout = layout_from_scenario(args.clip / "scenario.json")
     timed_detector, timed_reader = Timed(detector), Timed(reader)
@@ -195,24 +204,44 @@ def found_in(lines: list[str], truth: list[str]) -> tuple[int, int]:
     return sum((Counter(key_events(lines)) & truth_keys).values()), sum(truth_keys.values())
 
 
+def still_option(options) -> int:
+    """N of a ``stillN`` option (1 without one: no still frames skipped)."""
+    return next((int(o.removeprefix("still")) for o in options if o.startswith("still")), 1)
+
+
 def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
+    from pipeline.review import StillSkip
     from vision.types import Frame
 
-    pipe, det, reader = make_pipeline(args, gated)
+    still = still_option(options)
+    pipe, det, reader = make_pipeline(args, gated, still)
+    gating = det.stage.config if gated else None
+    skip = StillSkip(stride, still, gating=gating, health=pipe.health.config)
     per_frame, events, last = [], [], 0
+
+    def process(frame: Frame) -> None:
+        t = time.perf_counter()
+        events.extend(pipe.process(frame).events)
+        per_frame.append(time.perf_counter() - t)
+
     start = time.perf_counter()
     for index, time_s, _fps, image in frames(args.clip / "clip.mp4", args.frames, stride, options):
         last = index
         if image is None:
             continue
-        t = time.perf_counter()
-        events += pipe.process(Frame("bench", index, time_s, image)).events
-        per_frame.append(time.perf_counter() - t)
+        frame = Frame("bench", index, time_s, image)
+        if not skip.enabled:
+            process(frame)  # as converted (with nonref, frames() strides decoded frames)
+            continue
+        for chosen in skip.take(frame, lost=pipe.health.lost is not None):
+            process(chosen)
+    for frame in skip.flush():
+        process(frame)
     events += pipe.finish()[0]
     wall = time.perf_counter() - start
     out = summary(per_frame, last + 1, wall)  # frames of video covered
     out |= {"events": event_lines(events), "detector_ms": _ms(det.times)}
-    out |= {"reader_ms": _ms(reader.times)}
+    out |= {"reader_ms": _ms(reader.times), "still_skipped": skip.skipped}
     if gated:
         out |= {"gating": gate_stats(det.stage), "faces": vars(reader.stage.stats)}
     return out
@@ -492,6 +521,8 @@ DEFAULT_MODES = [
     "live",
     "review:2",
     "review:2+nonref",
+    "review:4",
+    "review:2+still8",
     "ultralytics",
     "compare",
 ]
@@ -502,8 +533,11 @@ def _mode(spec: str) -> str:
     mode, _, stride = name.partition(":")
     if mode not in MODES or not (stride == "" or stride.isdigit()):
         raise argparse.ArgumentTypeError(f"not a mode: {spec!r}")
-    if set(opts) - {"threads", "nonref", "noise"}:
+    still = [o for o in opts if o.startswith("still")]
+    if set(opts) - {"threads", "nonref", "noise", *still}:
         raise argparse.ArgumentTypeError(f"unknown option in {spec!r}")
+    if any(not o.removeprefix("still").isdigit() for o in still) or (still and mode != "review"):
+        raise argparse.ArgumentTypeError(f"stillN is a review option with a number: {spec!r}")
     return spec
 
 
@@ -561,9 +595,35 @@ def report(results: dict[str, list[dict]], clip_fps: float, oracle: list[str] | 
             f"{_median(runs, 'rss_mib'):>8.0f}  {same}"
         )
         if "gating" in runs[0]:
-            print(f"{'':<24}gate {runs[-1]['gating']}  faces {runs[-1]['faces']}")
+            skipped = runs[-1].get("still_skipped")
+            still = f"  still frames skipped {skipped}" if skipped else ""
+            print(f"{'':<24}gate {runs[-1]['gating']}  faces {runs[-1]['faces']}{still}")
+    report_adaptive(results)
     for c in compares:
         report_compare(c)
+
+
+def report_adaptive(results: dict[str, list[dict]]) -> None:
+    """Each adaptive review (``+stillN``) against the plain review of its stride: speed and
+    the key events only one of them found (first repeats)."""
+    for mode, runs in results.items():
+        opts = mode.split("+")
+        plain = "+".join(o for o in opts if not o.startswith("still"))
+        if plain == mode or plain not in results:
+            continue
+        base = results[plain]
+        only_plain, only_still = key_sides(base[0]["events"], runs[0]["events"])
+        speed = _median(runs, "fps") / _median(base, "fps")
+        print(
+            f"\n{mode} against {plain}: {speed:.2f}x the speed, processed "
+            f"{runs[0]['processed']} frames instead of {base[0]['processed']}; "
+            f"key events differing: {len(only_plain) + len(only_still)} "
+            f"of {len(key_events(base[0]['events']))}"
+        )
+        for line in only_plain:
+            print(f"    - {line}")
+        for line in only_still:
+            print(f"    + {line}")
 
 
 def report_compare(c: dict) -> None:

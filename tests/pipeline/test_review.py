@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 
 import av
+import cv2
 import numpy as np
 import pytest
 import yaml
@@ -25,7 +26,9 @@ from pipeline.review import (
     ReviewConfig,
     ReviewWriter,
     SnapshotRing,
+    StillSkip,
     picture_size,
+    pipeline_config,
     probe_video,
     review,
 )
@@ -145,6 +148,98 @@ def test_snapshot_of_a_start_no_longer_kept_says_which_frame_it_shows(tmp_path):
     assert stored.evidence["snapshot_frame"] == 9 and (tmp_path / path).is_file()  # fmt: skip
 
 
+# --- adaptive frame skipping: still stretches at still_stride, changes at stride -------------
+
+
+def still_table(index: int, rng: np.random.Generator, chip_from: int | None = None) -> np.ndarray:
+    """A still table of SIZE_WH with sensor noise (never an exact repeat, never blank); from
+    ``chip_from`` on, a bright chip lies on it."""
+    w, h = SIZE_WH
+    base = np.broadcast_to(np.linspace(40, 200, w, dtype=np.uint8)[None, :, None], (h, w, 3))
+    image = base + rng.integers(0, 2, (h, w, 3), dtype=np.uint8)
+    if chip_from is not None and index >= chip_from:
+        image[60:100, 140:180] = 250
+    return image
+
+
+def chosen(skip: StillSkip, images, lost: bool = False) -> list[int]:
+    frames = [Frame("T1", i, i / FPS, image) for i, image in enumerate(images)]
+    return [f.index for frame in frames for f in skip.take(frame, lost)] + [
+        f.index for f in skip.flush()
+    ]
+
+
+def test_a_still_stretch_is_skipped_at_still_stride_and_a_change_returns_to_stride():
+    rng = np.random.default_rng(1)
+    images = [still_table(i, rng, chip_from=26) for i in range(48)]
+    skip = StillSkip(stride=2, still_stride=8, settle=3)
+    # 0; 2 4 6 still, at stride (settle); 8-12 skipped, 14; 16-20 skipped, 22; the chip put
+    # down at 26: 24 (held back) then 26; 28 30 32 still, at stride; 34-38 skipped, 40; 42 44
+    # skipped, 46 held back, processed at the end
+    assert chosen(skip, images) == [0, 2, 4, 6, 14, 22, 24, 26, 28, 30, 32, 40, 46]
+    assert skip.skipped == 24 - 13
+
+
+def test_frozen_blank_or_lost_pictures_are_never_skipped():
+    rng = np.random.default_rng(2)
+    frozen = [still_table(0, rng)] * 20
+    blank = [np.full((*SIZE_WH[::-1], 3), 30, np.uint8) + np.uint8(i % 2) for i in range(20)]
+    live = [still_table(i, rng) for i in range(20)]
+    every_step = list(range(0, 20, 2))
+    for images in (frozen, blank):
+        assert chosen(StillSkip(2, 8, settle=0), images) == every_step
+    assert chosen(StillSkip(2, 8, settle=0), live, lost=True) == every_step
+    assert chosen(StillSkip(2, 8, settle=0), live) == [0, 8, 16, 18]
+
+
+def test_still_stride_at_most_stride_is_plain_striding_without_looking():
+    nothing = np.zeros((0, 0, 3), np.uint8)  # a picture to look at would raise
+    for still in (1, 3):
+        assert chosen(StillSkip(3, still), [nothing] * 10) == [0, 3, 6, 9]
+    assert pipeline_config(ReviewConfig(stride=2, still_stride=2)) == pipeline_config(
+        ReviewConfig(stride=2, still_stride=1)
+    )
+    assert pipeline_config(ReviewConfig(stride=2, still_stride=12)).gating.max_gap_frames == 12
+
+
+class Recording(TablePipeline):
+    """The stub pipeline, noting the frames it is given."""
+
+    def __init__(self) -> None:
+        super().__init__("T1", load_default_layout(), detector=NoDetections(),
+                         reader=lambda im, det: det)  # fmt: skip
+        self.seen: list[int] = []
+
+    def process(self, frame: Frame, wall_time: str | None = None):
+        self.seen.append(frame.index)
+        return super().process(frame, wall_time)
+
+
+def test_review_skips_still_frames_and_still_reports_a_gap(tmp_path):
+    """Frames 20-27 unreadable: the frame held back before them is processed, the gap is the
+    camera lost and reported, and the table is watched afresh after it."""
+    folder = tmp_path / "frames"
+    folder.mkdir()
+    rng = np.random.default_rng(3)
+    for i in range(60):
+        path = folder / f"f{i}.png"
+        if 20 <= i < 28:
+            path.write_bytes(b"not a picture")
+        else:
+            cv2.imwrite(str(path), still_table(i, rng, chip_from=40))
+    pipe = Recording()
+    config = ReviewConfig(stride=2, still_stride=8, still_settle=3, video_width_px=None)
+    result = review(folder, tmp_path / "out", load_default_layout(), config, progress=False,
+                    pipe=pipe)  # fmt: skip
+    assert pipe.seen == [0, 2, 4, 6, 14, 18, 28, 30, 32, 34, 38, 40, 42, 44, 46, 54, 58]
+    assert result.skipped_still == 26 - 17 and result.info.frames_processed == 17
+    (gap,) = result.info.unreadable
+    assert gap.start_s == pytest.approx(20 / FPS) and gap.end_s == pytest.approx(28 / FPS)
+    lost = [a for a in result.alerts if a.kind == "camera_lost"]
+    assert [a.state for a in lost] == [AlertState.OPEN, AlertState.CLOSE]
+    assert result.info.read_until_s == pytest.approx(58 / FPS)
+
+
 def _layout_file(tmp_path: Path, change) -> Path:
     text = resources.files("pipeline").joinpath("data/default_layout.yaml").read_text()
     data = yaml.safe_load(text)
@@ -171,6 +266,8 @@ BAD_INPUT = {
         "boxes.3",
     ),
     "stride 0": (lambda d: ["review", str(d / "ok.mp4"), "--stride", "0"], "--stride must be"),
+    "still stride 0": (lambda d: ["review", str(d / "ok.mp4"), "--still-stride", "0"],
+                       "--still-stride must be"),
 }  # fmt: skip
 
 
@@ -201,6 +298,7 @@ def test_an_earlier_review_is_kept_unless_overwrite(tmp_path, capsys):
 
 def test_demo_publishes_and_writes_a_review_folder(tmp_path, monkeypatch, capsys):
     assert (review_cli.PUB_ENDPOINT, review_cli.REPLAY_ENDPOINT) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
+    assert ReviewConfig.still_stride == review_cli.STILL_STRIDE
     clip = tmp_path / "clip"
     clip.mkdir()
     write_video(clip / "clip.mp4", 10)
