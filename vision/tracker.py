@@ -30,7 +30,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from vision.faces import FACE_CLASSES, reading
-from vision.types import DIE, HAND, TILE_DOWN, TILE_UP, Detections, Track
+from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Detections, Track
 
 _INFEASIBLE = 1e9  # cost of a forbidden pair (implementation constant, not a threshold)
 
@@ -331,8 +331,24 @@ class Tracker:
             return []
         boxes = np.array([t.xyxy for t in self._tracks], np.float64).reshape(-1, 4)
         cost, dist, same_kind = self._cost(dets, d_idx, t_idx, boxes)
-        feasible = same_kind & (dist <= gate_norm)
+        feasible = same_kind & (dist <= gate_norm) & ~self._other_box(boxes[t_idx], dets, d_idx)
         return [(int(t_idx[r]), int(d_idx[c])) for r, c in assign(cost, feasible)]
+
+    def _other_box(self, track_xyxy: np.ndarray, dets: _Dets, d_idx: np.ndarray) -> np.ndarray:
+        """``(T, D)`` True where a chip track lost in one betting box would be found in
+        another: wagers do not travel between boxes (a chip seen in the next box while a
+        hand hides this one is another stack)."""
+        out = np.zeros((len(track_xyxy), len(d_idx)), bool)
+        chips = dets.class_id[d_idx] == CHIP
+        if self._zone_of is None or not chips.any() or len(track_xyxy) == 0:
+            return out
+        t_zone = self._zone_of((track_xyxy[:, :2] + track_xyxy[:, 2:]) / 2)
+        d_xyxy = dets.xyxy[d_idx]
+        d_zone = self._zone_of((d_xyxy[:, :2] + d_xyxy[:, 2:]) / 2)
+        for i, tz in enumerate(t_zone):
+            for j, dz in enumerate(d_zone):
+                out[i, j] = chips[j] and _betting(tz) and _betting(dz) and tz != dz
+        return out
 
     def _reuse(self, dets, d_idx, pairs) -> list[tuple[int, int]]:
         """The 32-tile rule: tiles seen beyond ``max_tiles`` take lost tile tracks, anywhere.
@@ -521,6 +537,10 @@ class Tracker:
 
 
 TileTracker = Tracker
+
+
+def _betting(zone: str | None) -> bool:
+    return bool(zone) and zone.startswith("box_")
 
 
 def _unused(idx: np.ndarray, pairs: list[tuple[int, int]], side: int) -> np.ndarray:
