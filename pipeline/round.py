@@ -85,10 +85,16 @@ def _wash_tiles(view: FrameView) -> tuple[list[Track], list[Track]]:
 
 
 def _wash_starts(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> bool:
+    """Tiles washed in the work area. Between rounds (idle, exposure, settlement) half the
+    tiles will do, since a camera sees few of them in the heap a round starts from; mid-round
+    (hands delivered and not yet shown) it takes ``wash_min_tiles_mid_round``, so tiles moved
+    about in the work area (a bank hand, hands mixed there) do not pass for a new round."""
     work, moving = _wash_tiles(view)
+    between = memory.phase in (Phase.IDLE, Phase.EXPOSURE, Phase.SETTLEMENT)
+    least = cfg.wash_min_tiles if between else cfg.wash_min_tiles_mid_round
     return (
         memory.phase not in NO_NEW_WASH
-        and len(work) >= cfg.wash_min_tiles
+        and len(work) >= least
         and len(moving) >= cfg.wash_min_moving_tiles
     )
 

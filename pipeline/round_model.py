@@ -34,8 +34,10 @@ class RoundConfig:
     # zones taken for destinations, later events
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
     # higher: fewer misread frames taken for exposures, later exposure events
-    wash_min_tiles: int = 24  # face-down tiles in the work area for a wash; lower: a wash is
-    # seen with tiles missing, but collected hands moved about may pass for one
+    wash_min_tiles: int = 16  # face-down tiles in the work area for a wash between rounds (in
+    # the heap a round starts from a 1080p camera sees 16-24 of 32); lower: a wash is seen with
+    # more tiles missing, but collected hands moved about may pass for one
+    wash_min_tiles_mid_round: int = 24  # the same while hands are out (delivery, setting)
     wash_min_moving_tiles: int = 3  # tiles moving at once to start a wash
     wash_quiet_s: float = 0.5  # no tile moving this long ends the wash; lower: a pause in the
     # wash splits it, higher: the wash end is reported later

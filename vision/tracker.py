@@ -414,9 +414,7 @@ class Tracker:
             t.velocity = alpha * (box - t.xyxy) + (1 - alpha) * t.velocity
         else:
             t.velocity = np.zeros(4)
-        t.xyxy = box.copy()
-        if dets.confidence[d] >= self.config.high_confidence or not t.is_tile:
-            t.class_id = int(dets.class_id[d])  # a weak detection's side of a tile is a guess
+        t.xyxy, t.class_id = box.copy(), int(dets.class_id[d])
         t.confidence, t.last_seen, t.carrier = float(dets.confidence[d]), frame_index, None
         if t.class_id == DIE:
             self._read_die(t, int(dets.face[d]), float(dets.face_confidence[d]))
