@@ -40,7 +40,7 @@ from tqdm import tqdm
 
 from pipeline.alerts import Alert, AlertState, to_dict
 from pipeline.events import TableEvent
-from pipeline.health import HealthConfig, change, grey_sample, is_blank
+from pipeline.health import HealthConfig
 from pipeline.journal import Journal
 from pipeline.layout import Layout
 from pipeline.report import REPORT_FILE, RunInfo, Unreadable, write_report
@@ -409,11 +409,13 @@ class StillSkip:
     (:func:`vision.gating.changed_boxes` on its grey mask, with ``gating``'s thresholds) finds
     no change from the last frame processed: a frame skipped is one the gate would carry.
     Nothing is skipped until ``settle`` still frames in a row have been processed (by then the
-    gate has detected the resting table in full), while the camera is lost, or where the
-    health check (``health``) would see a repeated or blank picture (a frozen or blank feed is
-    judged at the usual pace). When a change is seen after skipped frames, the last one skipped
-    (the step just before) is processed first: motion is seen from its start at stride steps,
-    as without skipping. Between stride steps nothing is looked at.
+    gate has detected the resting table in full), while the caller says the pipeline must
+    keep watching (:func:`keep_watching`: the camera is lost, or a die or a face is still being
+    read), or where the health check (``health``) would see a repeated or blank picture (a
+    frozen or blank feed is judged at the usual pace). When a change is seen after skipped
+    frames, the last one skipped (the step just before) is processed first: motion is seen
+    from its start at stride steps, as without skipping. Between stride steps nothing is
+    looked at.
 
     Per frame in order, :meth:`take` says which frames to process now; :meth:`flush` gives
     the frame held back (before a gap, at the end) and forgets the picture.
@@ -447,15 +449,15 @@ class StillSkip:
     def enabled(self) -> bool:
         return self.still_stride > self.stride
 
-    def take(self, frame: Frame, lost: bool = False) -> list[Frame]:
+    def take(self, frame: Frame, watch: bool = False) -> list[Frame]:
         """The frames to process now, in order: none, ``frame``, or the frame held back and
-        ``frame``. ``lost``: the camera is lost (nothing is skipped)."""
+        ``frame``. ``watch``: skip nothing now (see :func:`keep_watching`)."""
         if frame.index % self.stride:
             return []
         if not self.enabled:
             return [frame]
         grey = grey_small(frame.image, self.gating.mask_scale)
-        if self._last is None or lost or self._changed(grey):
+        if self._last is None or watch or self._changed(grey):
             self._still = 0
             return self._process(frame, grey, keep_held=True)
         self._still += 1
@@ -501,15 +503,46 @@ class StillSkip:
         return bool(len(changed_boxes(self._last_grey, grey, cfg.diff_threshold, cfg.min_blob_px)))
 
     def _repeat(self, frame: Frame) -> bool:
-        """What the health check would count as a repeat of the last frame processed, or
-        blank."""
+        """Blank, or a repeat of the last frame processed, by the health check's thresholds on
+        a coarse sample, per channel where it takes the grey: what this calls so, it would."""
         cfg = self.health
         if self._last_sample is None:
-            self._last_sample = grey_sample(self._last.image, cfg.stride_px)
-        sample = grey_sample(frame.image, cfg.stride_px)
-        return is_blank(sample, cfg.blank_std_max) or (
-            change(sample, self._last_sample) <= cfg.frozen_diff_max
-        )
+            self._last_sample = coarse_sample(self._last.image, cfg.stride_px)
+        sample = coarse_sample(frame.image, cfg.stride_px)
+        if max(cv2.meanStdDev(sample)[1].flat) <= cfg.blank_std_max:
+            return True
+        return cv2.norm(sample, self._last_sample, cv2.NORM_L1) / sample.size <= cfg.frozen_diff_max
+
+
+def coarse_sample(image: np.ndarray, stride_px: int) -> np.ndarray:
+    """About every ``stride_px``-th pixel each way of ``image (H, W, 3)``: ``(ceil(H/s),
+    ceil(W/s), 3) uint8``, the pixels :func:`pipeline.health.grey_sample` takes when the
+    sides divide (several times cheaper: no float copy).
+
+    >>> coarse_sample(np.arange(48, dtype=np.uint8).reshape(4, 4, 3), 2)[:, :, 0].tolist()
+    [[0, 6], [24, 30]]
+    """
+    h, w = image.shape[:2]
+    size_wh = (-(-w // stride_px), -(-h // stride_px))
+    return cv2.resize(image, size_wh, interpolation=cv2.INTER_NEAREST)
+
+
+def keep_watching(pipe: TablePipeline, result: FrameResult | None) -> bool:
+    """Whether the frames after ``result`` must not be skipped, however still the picture: the
+    camera is lost (its return is judged at the usual pace), or a die or a face-up tile in
+    view is not read yet (each frame is another reading of its face: on a rendered round,
+    skipping lost the only flat reading of three dice that took 12 frames to read)."""
+    if pipe.health.lost is not None:
+        return True
+    if result is None:
+        return False
+    now = result.frame.index
+    return any(
+        t.last_seen_frame == now
+        and (t.die_value is None if t.kind == "die" else t.face_up and t.face is None)
+        for t in result.tracks
+        if t.kind in ("die", "tile")
+    )
 
 
 @dataclass
@@ -540,15 +573,15 @@ def _run(
 ) -> _Found:
     """The review loop: the frames ``skip`` chooses and every gap through the pipeline and
     into the writer, in order; the pipeline's end last."""
-    found = _Found()
+    found, result = _Found(), None
     for item in source:
         if isinstance(item, Gap):
             for frame in skip.flush():  # the frame held back, seen before the gap
                 _step(pipe, frame, writer, emit, found)
             _step(pipe, item, writer, emit, found)
             continue
-        for frame in skip.take(item, lost=pipe.health.lost is not None):
-            _step(pipe, frame, writer, emit, found)
+        for frame in skip.take(item, keep_watching(pipe, result)):
+            result = _step(pipe, frame, writer, emit, found)
         bar.update(1)
     for frame in skip.flush():
         _step(pipe, frame, writer, emit, found)
@@ -560,7 +593,7 @@ def _run(
 
 def _step(
     pipe: TablePipeline, item: Frame | Gap, writer: ReviewWriter, emit: Emit, found: _Found
-) -> None:
+) -> FrameResult:
     """One frame (or the start of a gap) through the pipeline and into the writer."""
     gap = item if isinstance(item, Gap) else None
     if gap is not None:
@@ -574,6 +607,7 @@ def _step(
     found.events += result.events
     found.alerts += _alerts(result.alerts, writer, emit)
     writer.draw(result, gap)
+    return result
 
 
 def pipeline_config(config: ReviewConfig) -> PipelineConfig:

@@ -27,9 +27,9 @@ class RoundConfig:
     chip_hold_s: float = 0.6  # a chip stack is seen this long in a box, still, to count as a
     # wager there; lower: faster wager events, but a player's fingertips read as a chip for a
     # few frames count as a wager changed after "no more bets"
-    chip_hold_s: float = 0.6  # after "no more bets", a chip stack that appears in a box is
-    # seen this long before it counts; lower: late wagers and payouts seen sooner, but
-    # fingertips read as a chip for a few frames make false late wagers and payouts
+    chip_hold_s: float = 0.6  # after "no more bets", before the exposure, a chip stack that
+    # appears in a box is seen this long before it counts; lower: late wagers reported sooner,
+    # but fingertips read as a chip for a few frames make false late wagers
     zone_hold_s: float = 0.15  # still in a zone this long to rest there; higher: fewer transit
     # zones taken for destinations, later events
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
@@ -169,10 +169,12 @@ def box_of(zone: str | None) -> int | None:
 def chips_per_box(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> dict[int, int]:
     """Chip stacks resting in each box this frame (boxes without chips left out).
 
-    After "no more bets" hands reach over the boxes (setting, settlement): a chip stack that
-    first appears then counts only once seen for ``chip_hold_s`` (a player's fingertips read
-    as a chip for a few frames are neither a late wager nor a payout)."""
-    guarded = memory.no_more_bets_s is not None
+    Between "no more bets" and the exposure, hands reach over the boxes and a wager may not
+    change: a chip stack that first appears then counts only once seen for ``chip_hold_s``
+    (a player's fingertips read as a chip for a few frames are not a late wager). Not during
+    settlement: a payout stack is often seen only briefly before it is collected (held there,
+    11 of 32 suite rounds had a won hand settled as a push)."""
+    guarded = memory.no_more_bets_s is not None and memory.phase.order < Phase.EXPOSURE.order
     counts: Counter[int] = Counter()
     for chip in view.of_kind("chip"):
         box = box_of(view.resting.get(chip.track_id))

@@ -210,19 +210,21 @@ def still_option(options) -> int:
 
 
 def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
-    from pipeline.review import StillSkip
+    from pipeline.review import StillSkip, keep_watching
     from vision.types import Frame
 
     still = still_option(options)
     pipe, det, reader = make_pipeline(args, gated, still)
     gating = det.stage.config if gated else None
     skip = StillSkip(stride, still, gating=gating, health=pipe.health.config)
-    per_frame, events, last = [], [], 0
+    per_frame, events, last, result = [], [], 0, None
 
     def process(frame: Frame) -> None:
+        nonlocal result
         t = time.perf_counter()
-        events.extend(pipe.process(frame).events)
+        result = pipe.process(frame)
         per_frame.append(time.perf_counter() - t)
+        events.extend(result.events)
 
     start = time.perf_counter()
     for index, time_s, _fps, image in frames(args.clip / "clip.mp4", args.frames, stride, options):
@@ -233,7 +235,7 @@ def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
         if not skip.enabled:
             process(frame)  # as converted (with nonref, frames() strides decoded frames)
             continue
-        for chosen in skip.take(frame, lost=pipe.health.lost is not None):
+        for chosen in skip.take(frame, keep_watching(pipe, result)):
             process(chosen)
     for frame in skip.flush():
         process(frame)

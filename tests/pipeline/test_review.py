@@ -27,13 +27,14 @@ from pipeline.review import (
     ReviewWriter,
     SnapshotRing,
     StillSkip,
+    keep_watching,
     picture_size,
     pipeline_config,
     probe_video,
     review,
 )
-from pipeline.runner import TablePipeline
-from vision.types import Detections, Frame
+from pipeline.runner import FrameResult, TablePipeline
+from vision.types import DIE, TILE_DOWN, TILE_UP, Detections, Frame, Track
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "datasets" / "samples" / "demo_round"
@@ -162,9 +163,9 @@ def still_table(index: int, rng: np.random.Generator, chip_from: int | None = No
     return image
 
 
-def chosen(skip: StillSkip, images, lost: bool = False) -> list[int]:
+def chosen(skip: StillSkip, images, watch: bool = False) -> list[int]:
     frames = [Frame("T1", i, i / FPS, image) for i, image in enumerate(images)]
-    return [f.index for frame in frames for f in skip.take(frame, lost)] + [
+    return [f.index for frame in frames for f in skip.take(frame, watch)] + [
         f.index for f in skip.flush()
     ]
 
@@ -180,7 +181,7 @@ def test_a_still_stretch_is_skipped_at_still_stride_and_a_change_returns_to_stri
     assert skip.skipped == 24 - 13
 
 
-def test_frozen_blank_or_lost_pictures_are_never_skipped():
+def test_frozen_or_blank_pictures_and_watched_frames_are_never_skipped():
     rng = np.random.default_rng(2)
     frozen = [still_table(0, rng)] * 20
     blank = [np.full((*SIZE_WH[::-1], 3), 30, np.uint8) + np.uint8(i % 2) for i in range(20)]
@@ -188,7 +189,7 @@ def test_frozen_blank_or_lost_pictures_are_never_skipped():
     every_step = list(range(0, 20, 2))
     for images in (frozen, blank):
         assert chosen(StillSkip(2, 8, settle=0), images) == every_step
-    assert chosen(StillSkip(2, 8, settle=0), live, lost=True) == every_step
+    assert chosen(StillSkip(2, 8, settle=0), live, watch=True) == every_step
     assert chosen(StillSkip(2, 8, settle=0), live) == [0, 8, 16, 18]
 
 
@@ -200,6 +201,30 @@ def test_still_stride_at_most_stride_is_plain_striding_without_looking():
         ReviewConfig(stride=2, still_stride=1)
     )
     assert pipeline_config(ReviewConfig(stride=2, still_stride=12)).gating.max_gap_frames == 12
+
+
+def track(class_id: int, face: str | None = None, die: int | None = None, seen: int = 9):
+    up = None if class_id == DIE else class_id == TILE_UP
+    return Track(1, (0.0, 0.0, 9.0, 9.0), class_id, up, face, die, None, 5, seen)
+
+
+@pytest.mark.parametrize(
+    ("tracks", "watch"),
+    [
+        ([track(DIE, die=4), track(TILE_UP, face="teen"), track(TILE_DOWN)], False),
+        ([track(DIE)], True),  # a die not read yet: every frame is another reading
+        ([track(TILE_UP)], True),  # a face-up tile not read yet
+        ([track(DIE, seen=3), track(TILE_UP, seen=3)], False),  # not in view now
+    ],
+)
+def test_frames_are_watched_while_a_die_or_face_is_unread(tracks, watch):
+    pipe = stub_pipeline()
+    frame = Frame("T1", 9, 9 / FPS, np.zeros((4, 4, 3), np.uint8))
+    result = FrameResult(frame, Detections(), tracks, None, [], [])
+    assert keep_watching(pipe, result) is watch
+    assert keep_watching(pipe, None) is False
+    pipe.no_frame(10, 10 / FPS, "unplugged")
+    assert keep_watching(pipe, result) is True  # the camera is lost
 
 
 class Recording(TablePipeline):
