@@ -33,14 +33,14 @@ from pathlib import Path
 
 import av
 import numpy as np
-from evaluate_perception import MIN_VISIBILITY  # scripts/ on sys.path
+from evaluate_perception import MIN_VISIBILITY, round_figures  # scripts/ on sys.path
 from evaluate_rules import WALL_TIME, ClipRun, Score, score_clip, summarise
-from evaluate_tracking import _class_id, read_clip, reported_tiles, truth_tiles
+from evaluate_tracking import class_id_of, read_clip, reported_tiles, truth_tiles
 from evaluate_tracking import evaluate as tracking_scores
 from tqdm import tqdm
 
 from pipeline.alerts import Alert, AlertState, to_dict
-from pipeline.events import DeliveryDone, DiceRead, TableEvent, describe
+from pipeline.events import TableEvent, describe
 from pipeline.layout import layout_from_scenario
 from pipeline.runner import PipelineConfig, TablePipeline
 from vision.metrics import DetectionEvaluator
@@ -127,31 +127,13 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
     return seen
 
 
-def round_figures(plan: dict, events: list[TableEvent]) -> dict:
-    """Dice (as a multiset) and first box of the last flat throw, and the delivery order and
-    counts of the first DeliveryDone, against the plan (``evaluate_perception.score_clip``)."""
-    dice = [e for e in events if isinstance(e, DiceRead) and e.flat]
-    done = [e for e in events if isinstance(e, DeliveryDone)]
-    seen = [list(p) for p in zip(done[0].boxes, done[0].tile_counts, strict=True)] if done else []
-    true = [[g["box"], len(g["tile_ids"])] for g in plan["groups"]]
-    return {
-        "dice_ok": bool(dice) and sorted(dice[-1].values) == sorted(plan["dice"]),
-        "first_box_ok": bool(dice) and dice[-1].first_box == plan["first_box"],
-        "delivery_ok": seen == true,
-        "dice_seen": list(dice[-1].values) if dice else None,
-        "dice_true": plan["dice"],
-        "delivery_seen": seen,
-        "delivery_true": true,
-    }
-
-
 def add_detections(evaluator: DetectionEvaluator, objects: list[dict], det: Detections | None):
     """One frame's boxes against its truth objects at least 30% visible (as the stills are
     labelled); a frame judged blind counts as one without detections."""
     kept = [o for o in objects if o["visibility"] >= MIN_VISIBILITY]
     kept = [o for o in kept if o["xyxy"][0] < o["xyxy"][2] and o["xyxy"][1] < o["xyxy"][3]]
     true_xyxy = np.array([o["xyxy"] for o in kept], np.float64).reshape(-1, 4)
-    true_class = np.array([_class_id(o) for o in kept], np.int64)
+    true_class = np.array([class_id_of(o) for o in kept], np.int64)
     det = Detections() if det is None else det
     evaluator.add(det.xyxy, det.class_id, det.confidence, true_xyxy, true_class)
 

@@ -119,24 +119,31 @@ def score_clip(clip: Path, cache: Path) -> dict:
                 )
             )
     events += reconstructor.finish()
-    plan = scenario["plan"]
-    dice = [e for e in events if isinstance(e, DiceRead) and e.flat]
-    done = [e for e in events if isinstance(e, DeliveryDone)]
-    seen = list(zip(done[0].boxes, done[0].tile_counts, strict=True)) if done else []
-    true = [(g["box"], len(g["tile_ids"])) for g in plan["groups"]]
     return {
         "clip": clip.name,
-        "dice_ok": bool(dice) and sorted(dice[-1].values) == sorted(plan["dice"]),
-        "first_box_ok": bool(dice) and dice[-1].first_box == plan["first_box"],
-        "delivery_ok": seen == true,
-        "delivery_seen": seen,
-        "delivery_true": true,
-        "dice_seen": list(dice[-1].values) if dice else None,
-        "dice_true": plan["dice"],
+        **round_figures(scenario["plan"], events),
         "tracking": evaluate(segments),
         "tracking_stack_order_free": evaluate(
             stack_order_free(segments, numbers, stacks_of(scenario, frames))
         ),
+    }
+
+
+def round_figures(plan: dict, events: list[TableEvent]) -> dict:
+    """Dice (as a multiset) and first box of the last flat throw, and the delivery order and
+    counts of the first DeliveryDone, against the plan."""
+    dice = [e for e in events if isinstance(e, DiceRead) and e.flat]
+    done = [e for e in events if isinstance(e, DeliveryDone)]
+    seen = [list(p) for p in zip(done[0].boxes, done[0].tile_counts, strict=True)] if done else []
+    true = [[g["box"], len(g["tile_ids"])] for g in plan["groups"]]
+    return {
+        "dice_ok": bool(dice) and sorted(dice[-1].values) == sorted(plan["dice"]),
+        "first_box_ok": bool(dice) and dice[-1].first_box == plan["first_box"],
+        "delivery_ok": seen == true,
+        "dice_seen": list(dice[-1].values) if dice else None,
+        "dice_true": plan["dice"],
+        "delivery_seen": seen,
+        "delivery_true": true,
     }
 
 

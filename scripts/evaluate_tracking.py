@@ -78,7 +78,8 @@ def read_clip(folder: Path) -> tuple[dict, Frames]:
     return scenario, Frames(truth, tuple(s for s in (before, after) if s))
 
 
-def _class_id(obj: dict) -> int:
+def class_id_of(obj: dict) -> int:
+    """The detector class id of a truth object."""
     if obj["class"] == "tile":
         return TILE_UP if obj["face_up"] else TILE_DOWN
     return CLASS_OF_TRUTH[obj["class"]]
@@ -108,7 +109,7 @@ def noisy_detections(
     xyxy = xyxy + rng.normal(0.0, noise.jitter_frac, xyxy.shape) * side
     vis = np.array([o["visibility"] for o in kept], np.float64)
     conf = np.clip(vis + rng.normal(0.0, noise.confidence_sigma, len(kept)), 0.05, 1.0)
-    cls = [_class_id(o) for o in kept]
+    cls = [class_id_of(o) for o in kept]
     faces = [_face(o, rng, noise) for o in kept]
     clutter = _clutter(xyxy[np.isin(cls, (TILE_DOWN, TILE_UP))], rng, noise)
     xyxy = np.vstack([xyxy, clutter])
