@@ -7,7 +7,7 @@ shifted splits keep whole scaled frames so evaluation sees exactly what the moni
 
 Face reader: axis-aligned crops of face-up tiles and dice cut from the *full-resolution* frame
 around their box (as the runtime does from a detection), padded square, with the box jittered
-like a detector's; 27 classes: ``tile_<face>`` (21) and ``die_<value>`` (6).
+like a detector's; 28 classes: ``tile_<face>`` (21), ``die_<value>`` (6) and ``die_tipped``.
 
     python scripts/build_datasets.py --stills .cache/synth/stills --out .cache/datasets
 """
@@ -31,6 +31,9 @@ MIN_KEPT_FRACTION = 0.45  # a box cut by a crop edge is kept if this much of it 
 FACE_MIN_VISIBILITY = 0.7
 BOX_JITTER = 0.08  # face crops: box edges moved by up to this fraction of its size
 CLASSES = ("tile_down", "tile_up", "chip", "die", "hand")
+NAMES = list(CLASSES)
+CLASS_IDS = {name: i for i, name in enumerate(CLASSES)}
+MIN_VISIBILITY = 0.3  # objects less visible get no box (datasets/recipes/stills.yaml)
 CROPPED_SPLITS = ("train", "val")  # val is used during training, at the training image size
 
 
@@ -65,7 +68,39 @@ def _crop_boxes(boxes: np.ndarray, x0: int, y0: int, size: int) -> np.ndarray:
     return b[kept >= MIN_KEPT_FRACTION * np.maximum(area, 1e-6)]
 
 
-def detector_split(stills: Path, out: Path, split: str, rng: np.random.Generator) -> int:
+def frame_labels(objects: list[dict], scale: float) -> list[list[float]]:
+    """[class, x1, y1, x2, y2] rows (pixels of the scaled frame) of one truth frame."""
+    rows = []
+    for o in objects:
+        if o["visibility"] < MIN_VISIBILITY:
+            continue
+        if o["class"] == "tile":
+            cls = CLASS_IDS["tile_up" if o["face_up"] else "tile_down"]
+        else:
+            cls = CLASS_IDS[o["class"]]
+        rows.append([cls, *(round(v * scale, 1) for v in o["xyxy"])])
+    return rows
+
+
+def face_class(o: dict) -> str | None:
+    """The face reader's class of a truth object seen well enough to read, else None (clip
+    truth names the kind ``class``, still truth ``kind``)."""
+    kind = o.get("class") or o.get("kind")
+    if o["visibility"] < FACE_MIN_VISIBILITY:
+        return None
+    if kind == "tile" and o["face_up"]:
+        return f"tile_{o['face']}"
+    if kind == "die":
+        return f"die_{o['die_value']}" if o["die_flat"] else "die_tipped"
+    return None
+
+
+def detector_split(
+    stills: Path, out: Path, split: str, rng: np.random.Generator, crop: bool | None = None
+) -> int:
+    """Scaled detector images and labels of one split; ``crop`` (default: train and val) cuts
+    ``CROPS_PER_IMAGE`` random ``CROP_PX`` squares of each, else the whole scaled frame."""
+    crop = split in CROPPED_SPLITS if crop is None else crop
     images = sorted(
         p for p in (stills / "images" / split).iterdir() if p.suffix in (".png", ".jpg")
     )
@@ -74,7 +109,7 @@ def detector_split(stills: Path, out: Path, split: str, rng: np.random.Generator
     (out / "images" / split).mkdir(parents=True, exist_ok=True)
     (out / "labels" / split).mkdir(parents=True, exist_ok=True)
     n = 0
-    for path in tqdm(images, desc=f"detector {split}", unit="img"):
+    for path in tqdm(images, desc=f"detector {split}", unit="img", disable=None):
         full = cv2.imread(str(path))
         h, w = full.shape[:2]
         boxes = _read_labels(stills / "labels" / split / f"{path.stem}.txt", (w, h))
@@ -83,7 +118,7 @@ def detector_split(stills: Path, out: Path, split: str, rng: np.random.Generator
         )
         boxes[:, 1:] *= DETECT_SCALE
         sh, sw = small.shape[:2]
-        if split not in CROPPED_SPLITS:
+        if not crop:
             cv2.imwrite(
                 str(out / "images" / split / f"{path.stem}.jpg"),
                 small,
@@ -125,16 +160,11 @@ def face_split(stills: Path, out: Path, split: str, rng: np.random.Generator) ->
     for cls in FACE_CLASSES:
         (out / "faces" / split / cls).mkdir(parents=True, exist_ok=True)
     n = 0
-    for row in tqdm(rows, desc=f"faces {split}", unit="img"):
+    for row in tqdm(rows, desc=f"faces {split}", unit="img", disable=None):
         image = cv2.imread(str(next((stills / "images" / split).glob(f"{row['image']}.*"))))
         for obj in row["objects"]:
-            if obj["visibility"] < FACE_MIN_VISIBILITY:
-                continue
-            if obj["kind"] == "tile" and obj["face_up"]:
-                cls = f"tile_{obj['face']}"
-            elif obj["kind"] == "die" and obj["die_flat"]:
-                cls = f"die_{obj['die_value']}"
-            else:
+            cls = face_class(obj)
+            if cls is None:
                 continue
             box = jitter_box(obj["xyxy"], rng) if split == "train" else obj["xyxy"]
             crop = crop_square(image, box)

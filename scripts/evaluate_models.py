@@ -1,6 +1,12 @@
 """Measure the shipped ONNX models on the held-out (test) and shifted splits; latency on 2 cores.
 
     python scripts/evaluate_models.py --data .cache/datasets --out models/metrics.json
+    python scripts/evaluate_models.py --suite .cache/suite/std --out video.json
+
+``--suite``: on rendered video instead (rounds of ``paigow synth suite``, never trained on):
+detection AP on one frame in ``--every``, and how the face reader's readings serve the tracker
+on crops cut as the monitor cuts them (tiles and flat dice: accuracy, share read confidently
+enough to be used; tipped dice: share taken for a flat die).
 
 Detection: AP50 and AP50-95 per class on the full-resolution frames, the detector run exactly as
 the monitor runs it (scaled to 960x540 for the network, die boxes re-measured at full
@@ -12,16 +18,25 @@ and of flat dice. Latency: medians, onnxruntime with 2 threads, detector per 108
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
 
 import cv2
 import numpy as np
+from build_datasets import face_class, frame_labels  # scripts/ is on sys.path as a script
 
-from vision.detector import Detector, DetectorConfig, FaceReader
-from vision.evaluation import LabelledImage, detection_metrics, face_accuracy, median_ms
-from vision.faces import FACE_INPUT_PX
+from vision.detector import MODELS_DIR, Detector, DetectorConfig, FaceReader, load_manifest
+from vision.evaluation import (
+    LabelledImage,
+    detection_metrics,
+    face_accuracy,
+    median_ms,
+    video_face_metrics,
+)
+from vision.faces import FACE_INPUT_PX, crop_square
+from vision.tracker import TrackerConfig
 from vision.types import Frame
 
 LATENCY_REPEATS = 30
@@ -49,6 +64,70 @@ def face_crops(folder: Path, split: str) -> tuple[np.ndarray, list[str]]:
     return np.stack(crops), labels
 
 
+VIDEO_FACE_GAP = {"tile": 25, "die": 2}  # frames between two crops of one object
+
+
+def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out: list):
+    """Full-resolution frames (one in ``every``) of rendered rounds with their truth boxes;
+    fills ``face_crops_out``/``labels_out`` with readable faces from every frame."""
+    import av
+
+    for clip in clips:
+        with gzip.open(clip / "truth.jsonl.gz", "rt", encoding="utf-8") as f:
+            truth = [json.loads(line) for line in f]
+        last: dict = {}
+        with av.open(str(clip / "clip.mp4")) as container:
+            for index, frame in enumerate(container.decode(video=0)):
+                row = truth[index] if index < len(truth) else None
+                if row is None or row["blind"]:
+                    continue
+                image = frame.to_ndarray(format="bgr24")
+                for o in row["objects"]:
+                    cls = face_class(o)
+                    gap = VIDEO_FACE_GAP.get(o["class"], 0)
+                    if cls is None or index - last.get(o["id"], -gap) < gap:
+                        continue
+                    last[o["id"]] = index
+                    face_crops_out.append(crop_square(image, o["xyxy"]))
+                    labels_out.append(cls)
+                if index % every == 0:
+                    a = np.array(frame_labels(row["objects"], 1.0), np.float64).reshape(-1, 5)
+                    yield LabelledImage(image, a[:, 1:], a[:, 0].astype(int))
+
+
+def video_metrics(args, detector: Detector, models_dir: Path) -> dict:
+    names = (
+        args.rounds
+        or [e["name"] for e in json.loads((args.suite / "suite.json").read_text())][
+            : args.suite_clips
+        ]
+    )
+    clips = [args.suite / n for n in names]
+    if missing := [c.name for c in clips if not (c / "truth.jsonl.gz").is_file()]:
+        raise SystemExit(f"evaluate_models: not rendered in {args.suite}: {', '.join(missing)}")
+    crops: list = []
+    labels: list[str] = []
+    det = detection_metrics(detector, suite_video(clips, args.every, crops, labels))
+    classes = tuple(load_manifest(models_dir)["faces"]["classes"])
+    reader = FaceReader(threads=2, models_dir=models_dir, classes=classes)
+    cfg = TrackerConfig()
+    faces = video_face_metrics(
+        reader.probs(np.stack(crops)),
+        classes,
+        labels,
+        cfg.min_face_confidence,
+        cfg.min_die_confidence,
+    )
+    d = det["all"]
+    print(
+        f"video ({len(clips)} rounds of {args.suite}, {len(labels)} face crops): "
+        f"mAP50 {d['ap50']:.3f} mAP50-95 {d['ap50_95']:.3f} | "
+        + " ".join(f"{c} {v['ap50']:.3f}" for c, v in det.items() if c != "all")
+    )
+    print(f"video faces: {json.dumps(faces)}")
+    return {"rounds": names, "detection": det, "faces": faces}
+
+
 def latency(detector: Detector, reader: FaceReader, sample: Path) -> dict:
     frame = Frame("bench", 0, 0.0, cv2.imread(str(sample)))
     detector(frame)  # warm-up
@@ -71,8 +150,21 @@ def main(argv: list[str] | None = None) -> int:
         help="full-resolution rendered stills with labels",
     )
     p.add_argument("--out", type=Path, default=Path("models/metrics.json"))
+    p.add_argument("--suite", type=Path, help="rendered rounds: measure on video instead")
+    p.add_argument("--suite-clips", type=int, default=8, help="the suite's first N rounds")
+    p.add_argument("--rounds", nargs="+", help="video: these rounds of the suite")
+    p.add_argument("--every", type=int, default=25, help="video: detect on one frame in N")
+    p.add_argument("--models", type=Path, default=MODELS_DIR, help="folder of the models")
     args = p.parse_args(argv)
-    detector, reader = Detector(DetectorConfig(threads=2)), FaceReader(threads=2)
+    detector = Detector(DetectorConfig(threads=2), models_dir=args.models)
+    if args.suite:
+        if not (args.suite / "suite.json").is_file():
+            raise SystemExit(f"evaluate_models: no suite.json in {args.suite}")
+        result = {"video": video_metrics(args, detector, args.models)}
+        args.out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.out}")
+        return 0
+    reader = FaceReader(threads=2, models_dir=args.models)
     result: dict = {}
     for split in ("test", "shifted"):
         det = detection_metrics(detector, labelled_images(args.stills, split))

@@ -294,11 +294,20 @@ class Detector:
 class FaceReader:
     """Reads tile faces and die values from full-resolution crops around detections."""
 
-    def __init__(self, threads: int = 2, models_dir: Path = MODELS_DIR, batch: int = 32):
+    def __init__(
+        self,
+        threads: int = 2,
+        models_dir: Path = MODELS_DIR,
+        batch: int = 32,
+        classes: tuple[str, ...] = FACE_CLASSES,
+    ):
+        """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
+        the manifest must list the same."""
         self.model = OnnxModel("faces", threads, models_dir)
-        if tuple(self.model.entry["classes"]) != FACE_CLASSES:
+        if tuple(self.model.entry["classes"]) != classes:
             raise ModelError(
-                "face reader classes in the manifest do not match vision.faces.FACE_CLASSES"
+                f"face reader classes in {models_dir / 'manifest.json'} do not match "
+                "vision.faces.FACE_CLASSES"
             )
         self.batch = batch
 
@@ -315,7 +324,7 @@ class FaceReader:
         return detections.with_faces(face, conf)
 
     def probs(self, crops: np.ndarray) -> np.ndarray:
-        """``crops (N, S, S, 3)`` uint8 BGR -> class probabilities ``(N, 27)``."""
+        """``crops (N, S, S, 3)`` uint8 BGR -> class probabilities ``(N, classes)``."""
         chunks = []
         for i in range(0, len(crops), self.batch):
             chunk = crops[i : i + self.batch][..., ::-1].transpose(0, 3, 1, 2)

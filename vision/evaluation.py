@@ -55,6 +55,49 @@ def face_accuracy(reader: FaceReader, crops: np.ndarray, labels: list[str]) -> d
     return out
 
 
+def video_face_metrics(
+    probs: np.ndarray,
+    classes: tuple[str, ...],
+    labels: list[str],
+    min_face_confidence: float,
+    min_die_confidence: float,
+) -> dict:
+    """How a face reader's readings on video crops serve the tracker.
+
+    ``probs (N, C)`` over ``classes``; ``labels`` are class names, ``die_tipped`` for a die not
+    lying flat (a reader without that class is right on it when it reads no die value at
+    ``min_die_confidence``). Tiles: accuracy, and the share read at ``min_face_confidence``
+    (kept) with the accuracy of those. Flat dice: accuracy, kept share and kept accuracy at
+    ``min_die_confidence``. Tipped dice: the share taken for a flat die (a value read at
+    ``min_die_confidence``): the reading that hides a dice_not_flat.
+    """
+    best, conf = probs.argmax(axis=1), probs.max(axis=1)
+    predicted = [classes[k] for k in best]
+    out: dict = {}
+    for kind, threshold in (("tile", min_face_confidence), ("die", min_die_confidence)):
+        idx = [i for i, lab in enumerate(labels) if lab.startswith(kind) and lab != "die_tipped"]
+        kept = [i for i in idx if conf[i] >= threshold]
+        out[kind] = {
+            "n": len(idx),
+            "accuracy": _share(sum(predicted[i] == labels[i] for i in idx), len(idx)),
+            "kept": _share(len(kept), len(idx)),
+            "kept_accuracy": _share(sum(predicted[i] == labels[i] for i in kept), len(kept)),
+        }
+    tipped = [i for i, lab in enumerate(labels) if lab == "die_tipped"]
+    taken_flat = sum(
+        predicted[i].startswith("die_")
+        and predicted[i] != "die_tipped"
+        and conf[i] >= min_die_confidence
+        for i in tipped
+    )
+    out["die_tipped"] = {"n": len(tipped), "taken_for_flat": _share(taken_flat, len(tipped))}
+    return out
+
+
+def _share(k: int, n: int) -> float:
+    return round(k / n, 4) if n else float("nan")
+
+
 def median_ms(fn, repeats: int) -> float:
     times = []
     for _ in range(repeats):

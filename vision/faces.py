@@ -1,8 +1,9 @@
 """Face reader: tile identity (21 faces) and die value (1-6) from full-resolution crops.
 
 The detector runs on a downscaled frame; faces are read from the full-resolution frame, cut
-square around the detection's box. One small classifier covers both: 27 classes,
-``tile_<face>`` and ``die_<value>``. A face needs reading once per track, not every frame.
+square around the detection's box. One small classifier covers both: 28 classes,
+``tile_<face>`` (21), ``die_<value>`` (6) and ``die_tipped`` (a die not lying flat, which shows
+two faces and has no value). A face needs reading once per track, not every frame.
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from paigow.tiles import FACES
 TILE_FACES = tuple(sorted(FACES))
 # Sorted by name: the order ultralytics gives class folders, so the model's output index i is
 # FACE_CLASSES[i] (the face reader checks this against the manifest when it loads).
-FACE_CLASSES = tuple(sorted([f"tile_{f}" for f in TILE_FACES] + [f"die_{v}" for v in range(1, 7)]))
+DIE_TIPPED = "die_tipped"  # a die not lying flat: two faces show, no value is read
+FACE_CLASSES = tuple(
+    sorted([f"tile_{f}" for f in TILE_FACES] + [f"die_{v}" for v in range(1, 7)] + [DIE_TIPPED])
+)
 FACE_INPUT_PX = 96
 CROP_MARGIN = 0.12  # fraction of the box's long side added around it
 
@@ -55,8 +59,14 @@ class FaceReading:
 
 
 def reading(class_index: int, confidence: float) -> FaceReading:
+    """The class as a reading; a die not lying flat (``die_tipped``) reads no value."""
     name = FACE_CLASSES[class_index]
     kind, _, value = name.partition("_")
     if kind == "tile":
         return FaceReading(value, None, confidence)
-    return FaceReading(None, int(value), confidence)
+    return FaceReading(None, int(value) if value.isdigit() else None, confidence)
+
+
+def is_die_value(class_index: int) -> bool:
+    """Whether the class is a die showing one value (not a tile, not a tipped die)."""
+    return class_index >= 0 and reading(class_index, 0.0).die_value is not None

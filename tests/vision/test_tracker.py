@@ -81,6 +81,25 @@ def test_a_die_that_reads_unsure_most_of_the_time_has_no_value():
     assert track.die_value == 3
 
 
+def test_a_die_read_tipped_has_no_value_and_dice_have_their_own_threshold():
+    """die_tipped (a die not lying flat) is no value however sure the reader is; a die read at
+    a confidence below the tiles' threshold but above the dice's is read."""
+    tipped, four = FACE_CLASSES.index("die_tipped"), FACE_CLASSES.index("die_4")
+    cfg = TrackerConfig()
+    between = (cfg.min_die_confidence + cfg.min_face_confidence) / 2
+    assert cfg.min_die_confidence < between < cfg.min_face_confidence
+    box = [[0, 0, 8, 8]]
+    tracker = Tracker(cfg)
+    for f in range(10):
+        d = dets(box, [3]).with_faces(np.array([tipped]), np.array([0.999]))
+        [track] = tracker.update(d, f)
+        assert track.die_value is None, f
+    for f in range(10, 20):
+        d = dets(box, [3]).with_faces(np.array([four]), np.array([between]))
+        [track] = tracker.update(d, f)
+    assert track.die_value == 4
+
+
 def test_a_33rd_tile_reuses_the_best_lost_track():
     tracker = Tracker(TrackerConfig(max_tiles=4))
     tracker.update(dets([tile(x) for x in (0, 100, 200, 300)], [TILE_DOWN] * 4), 0)

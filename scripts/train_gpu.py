@@ -1,0 +1,429 @@
+"""Train the detector in one run on a lent GPU machine, from data small enough to travel there.
+
+The GPU machine takes a 64 MiB working tree and has no ``av`` or ultralytics, so the data goes
+in two compact forms and the rest is made there:
+
+- ``render`` (here): the training rounds of the recipe (``paigow synth scenario``), skipping
+  those already rendered.
+- ``pack`` (here): frames of rendered training rounds (``paigow synth scenario``, seeds of our
+  own, never the standard suite's) taken every ``--every`` frames, scaled to the detector's
+  960x540 and encoded as one H.264 clip per round (a few KB a frame), with their YOLO labels
+  (objects at least 30% visible, amodal boxes, as ``paigow synth stills`` labels them).
+- ``run`` (there): decodes the packed frames, renders fresh stills on every CPU core (their
+  seeds come from the train range, index ``--stills-seed`` on), trains the detector at 960 px on
+  whole scaled frames (a time budget, not an epoch count) from our own earlier weights, and
+  leaves ``best.pt``, ``last.pt`` and ``results.csv`` in ``--out``.
+
+    python scripts/train_gpu.py render --out .cache/train_clips
+    python scripts/train_gpu.py pack --clips .cache/train_clips/r_* --out .gpu/data
+    python3 scripts/train_gpu.py run --data .gpu/data --weights .gpu/start.pt --out "$OUT"
+
+Then here: ``python scripts/export.py detector best.pt``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from fractions import Fraction
+from pathlib import Path
+
+import cv2
+import numpy as np
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "datasets" / "recipes" / "train_gpu.yaml"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from build_datasets import (  # noqa: E402
+    DETECT_SCALE,
+    NAMES,
+    _write_labels,
+    detector_split,
+    face_class,
+    face_split,
+    frame_labels,
+    jitter_box,
+)
+
+from vision.faces import crop_square  # noqa: E402
+
+# one crop of an object per this many frames (neighbouring frames are near copies); dice are
+# on the felt for a few seconds only
+FACE_GAP_FRAMES = {"tile": 36, "die": 3, "die_tipped": 1}
+
+
+def face_crops(image, objects, index, last_kept, rng, faces_dir: Path, clip: str) -> None:
+    """Crops of readable faces in one full-resolution frame, one per object every
+    ``FACE_GAP_FRAMES``, boxes jittered like a detector's."""
+    for o in objects:
+        cls = face_class(o)
+        if cls is None:
+            continue
+        gap = FACE_GAP_FRAMES[cls if cls == "die_tipped" else o["class"]]
+        if index - last_kept.get((o["id"], cls), -gap) < gap:
+            continue
+        last_kept[(o["id"], cls)] = index
+        (faces_dir / cls).mkdir(parents=True, exist_ok=True)
+        crop = crop_square(image, jitter_box(o["xyxy"], rng))
+        cv2.imwrite(
+            str(faces_dir / cls / f"{clip}_{index:05d}_{o['id']}.jpg"),
+            crop,
+            [cv2.IMWRITE_JPEG_QUALITY, 85],
+        )
+
+
+def pack_clip(clip: Path, out: Path, every: int, crf: int) -> int:
+    """One round's sampled, scaled frames -> ``out/<name>.mp4`` + ``out/<name>.jsonl.gz``,
+    its face crops -> ``out/faces/<class>/``."""
+    import av
+
+    rng = np.random.default_rng(abs(hash(clip.name)) % 2**32)
+    last_kept: dict = {}
+    with gzip.open(clip / "truth.jsonl.gz", "rt", encoding="utf-8") as f:
+        truth = [json.loads(line) for line in f]
+    labels, n = [], 0
+    with (
+        av.open(str(clip / "clip.mp4")) as src,
+        av.open(str(out / f"{clip.name}.mp4"), "w") as dst,
+    ):
+        stream = None
+        for index, frame in enumerate(src.decode(video=0)):
+            row = truth[index] if index < len(truth) else None
+            if row is None or row["blind"]:
+                continue
+            image = frame.to_ndarray(format="bgr24")
+            face_crops(image, row["objects"], index, last_kept, rng, out / "faces", clip.name)
+            if index % every:
+                continue
+            h, w = image.shape[:2]
+            small = cv2.resize(
+                image,
+                (round(w * DETECT_SCALE), round(h * DETECT_SCALE)),
+                interpolation=cv2.INTER_AREA,
+            )
+            if stream is None:
+                stream = dst.add_stream("libx264", rate=Fraction(25))
+                stream.width, stream.height = small.shape[1], small.shape[0]
+                stream.pix_fmt = "yuv420p"
+                stream.options = {"crf": str(crf), "preset": "slow"}
+            for packet in stream.encode(av.VideoFrame.from_ndarray(small, format="bgr24")):
+                dst.mux(packet)
+            labels.append(
+                {
+                    "frame": index,
+                    "wh": [small.shape[1], small.shape[0]],
+                    "boxes": frame_labels(row["objects"], DETECT_SCALE),
+                }
+            )
+            n += 1
+        if stream is not None:
+            for packet in stream.encode(None):
+                dst.mux(packet)
+    with gzip.open(out / f"{clip.name}.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(r) + "\n" for r in labels)
+    return n
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    from vision.synth.clip import ClipConfig, render_scenario
+
+    rounds = yaml.safe_load(RECIPE.read_text())["rounds"]
+    for i in range(rounds["count"]):
+        seed, kind = rounds["first_seed"] + i, rounds["kinds"][i % len(rounds["kinds"])]
+        out = args.out / f"r_{seed}"
+        if (out / "scenario.json").exists():  # written last
+            continue
+        print(f"round {i + 1}/{rounds['count']}: seed {seed}, {kind}", flush=True)
+        render_scenario(seed, () if kind == "none" else (kind,), out, ClipConfig())
+    return 0
+
+
+def cmd_pack(args: argparse.Namespace) -> int:
+    args.out.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for clip in args.clips:
+        if not (clip / "scenario.json").exists():  # written last
+            print(f"skipped {clip}: not fully rendered")
+            continue
+        n = pack_clip(clip, args.out, args.every, args.crf)
+        total += n
+        mb = (args.out / f"{clip.name}.mp4").stat().st_size / 1e6
+        print(f"{clip.name}: {n} frames, {mb:.1f} MB")
+    size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file()) / 1e6
+    print(f"packed {total} frames into {args.out} ({size:.1f} MB)")
+    return 0
+
+
+def unpack_clip(video: Path, dataset: Path, split: str) -> int:
+    """Decode one packed clip into YOLO images and labels; returns the frames written."""
+    with gzip.open(video.with_suffix(".jsonl.gz"), "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    cap = cv2.VideoCapture(str(video))
+    n = 0
+    for row in rows:
+        ok, image = cap.read()
+        if not ok:
+            print(f"{video}: ended after {n} of {len(rows)} frames", flush=True)
+            break
+        name = f"{video.stem}_{row['frame']:05d}"
+        jpg = dataset / "images" / split / f"{name}.jpg"
+        cv2.imwrite(str(jpg), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        boxes = np.array(row["boxes"], np.float64).reshape(-1, 5)
+        _write_labels(dataset / "labels" / split / f"{name}.txt", boxes, tuple(row["wh"]))
+        n += 1
+    cap.release()
+    return n
+
+
+def render_stills(job: tuple[int, int, str, str]) -> int:
+    """Render ``n`` stills (seed index ``seed``) into the work folder: whole scaled frames for
+    the detector, face crops for the face reader."""
+    n, seed, split, work = job
+    from vision.synth.stills import make_stills
+
+    stills = Path(work) / f"stills_{split}_{seed}"
+    try:
+        make_stills(n, stills, split, seed)
+    except Exception as e:  # the packed frames still train the detector
+        print(f"stills {split} {seed}: {type(e).__name__}: {e}", flush=True)
+        return 0
+    rng = np.random.default_rng(seed)
+    detector_split(stills, Path(work) / "detect", split, rng, crop=False)
+    face_split(stills, Path(work), split, rng)
+    shutil.rmtree(stills)
+    return n
+
+
+def _patch_ultralytics() -> None:
+    """results.csv is read back with polars, which the GPU machine lacks; csv does the same."""
+    from ultralytics.engine import trainer
+
+    def read_results_csv(self):
+        import csv
+
+        with open(self.csv, newline="") as f:
+            rows = list(csv.DictReader(f))
+        return {k.strip(): [r[k] for r in rows] for k in (rows[0] if rows else {})}
+
+    trainer.BaseTrainer.read_results_csv = read_results_csv
+
+
+def _keep(run: Path, out: Path, prefix: str) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    for name in ("weights/best.pt", "weights/last.pt", "results.csv"):
+        if (run / name).exists():
+            shutil.copyfile(run / name, out / f"{prefix}_{Path(name).name}")
+
+
+def prepare(args: argparse.Namespace) -> Path:
+    """Detector and face data in ``--work``: packed frames and crops, fresh stills."""
+    t0 = time.perf_counter()
+    work = Path(args.work)
+    dataset = work / "detect"
+    for split in ("train", "val"):
+        for sub in ("images", "labels"):
+            (dataset / sub / split).mkdir(parents=True, exist_ok=True)
+    videos = sorted(args.data.glob("*.mp4"))
+    if not videos:
+        raise SystemExit(f"no packed clips in {args.data}")
+    val_names = {v.stem for v in videos[: args.val_clips]}
+    for crop in (args.data / "faces").rglob("*.jpg"):
+        split = "val" if crop.name.rsplit("_", 2)[0] in val_names else "train"
+        (work / "faces" / split / crop.parent.name).mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(crop, work / "faces" / split / crop.parent.name / crop.name)
+    workers = os.cpu_count() or 4
+    per = -(-args.stills // workers)
+    jobs = [
+        (min(per, args.stills - k * per), args.stills_seed + k, "train", str(work))
+        for k in range(workers)
+    ]
+    jobs = [j for j in jobs if j[0] > 0] + [(args.val_stills, 0, "val", str(work))]
+    with ProcessPoolExecutor(workers) as pool:
+        stills = pool.map(render_stills, jobs)
+        splits = ["val" if v.stem in val_names else "train" for v in videos]
+        n_frames = sum(pool.map(unpack_clip, videos, [dataset] * len(videos), splits))
+        n_stills = sum(stills)
+    for cls_dir in (work / "faces" / "train").iterdir():  # every class in val too
+        val_dir = work / "faces" / "val" / cls_dir.name
+        if not any(val_dir.glob("*.*")):
+            val_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(next(cls_dir.iterdir()), val_dir / "from_train.png")
+    n_faces = {s: sum(1 for _ in (work / "faces" / s).rglob("*.*")) for s in ("train", "val")}
+    print(
+        f"data: {n_frames} video frames ({len(val_names)} clips for val), {n_stills} stills, "
+        f"face crops {n_faces}, {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
+    data_yaml = dataset / "data.yaml"
+    data_yaml.write_text(
+        json.dumps(
+            {
+                "path": str(dataset),
+                "train": "images/train",
+                "val": "images/val",
+                "names": dict(enumerate(NAMES)),
+            }
+        )
+    )
+    return data_yaml
+
+
+def cmd_faces(args: argparse.Namespace) -> int:
+    """The face reader (28 classes: tile faces, die values, die_tipped) from scratch."""
+    os.environ["YOLO_OFFLINE"] = "1"
+    _patch_ultralytics()
+    from ultralytics import YOLO
+
+    work = Path(args.work)
+    YOLO("yolo11n-cls.yaml", task="classify").train(
+        data=str(work / "faces"),
+        imgsz=96,
+        time=args.minutes / 60,
+        epochs=args.epochs,
+        batch=256,
+        workers=4,
+        cache="ram",
+        device=args.device,
+        amp=False,
+        plots=False,
+        pretrained=False,
+        project=str(work / "runs"),
+        name="faces",
+        exist_ok=True,
+        verbose=False,
+        fliplr=0.5,
+        flipud=0.5,
+        hsv_h=0.3,
+        hsv_s=0.7,
+        hsv_v=0.5,
+        erasing=0.2,
+        scale=0.25,  # random crops keep 75-100% of the area: both halves of a tile stay in
+        auto_augment=None,
+        patience=1000,
+        seed=0,
+    )
+    _keep(work / "runs" / "faces", args.out, "faces")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    os.environ["YOLO_OFFLINE"] = "1"
+    t0 = time.perf_counter()
+    data_yaml = prepare(args)
+    faces = None
+    if args.face_minutes > 0:  # beside the detector, on the same GPU
+        with open(Path(args.work) / "faces.log", "w") as log:
+            faces = subprocess.Popen(
+                [
+                    sys.executable,
+                    __file__,
+                    "faces",
+                    "--work",
+                    args.work,
+                    "--out",
+                    str(args.out),
+                    "--minutes",
+                    str(args.face_minutes),
+                    "--device",
+                    args.device,
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+    _patch_ultralytics()
+    from ultralytics import YOLO
+
+    model = YOLO(str(args.weights) if args.weights else "yolo11n.yaml", task="detect")
+    model.train(
+        data=str(data_yaml),
+        imgsz=args.imgsz,
+        time=args.minutes / 60,
+        epochs=args.epochs,
+        batch=args.batch,
+        workers=min(os.cpu_count() or 4, 10),
+        cache="ram",
+        device=args.device,
+        amp=False,
+        plots=False,
+        pretrained=bool(args.weights),
+        project=str(Path(args.work) / "runs"),
+        name="detector",
+        exist_ok=True,
+        verbose=False,
+        mosaic=1.0,
+        close_mosaic=max(1, args.epochs // 6),
+        scale=0.25,
+        translate=0.1,
+        degrees=0.0,
+        fliplr=0.5,
+        flipud=0.5,
+        hsv_h=0.03,
+        hsv_s=0.7,
+        hsv_v=0.45,
+        optimizer="AdamW",
+        lr0=args.lr0,
+        patience=1000,
+        seed=0,
+        deterministic=False,
+    )
+    _keep(Path(args.work) / "runs" / "detector", args.out, "detector")
+    if faces is not None:
+        faces.wait()
+        log = (Path(args.work) / "faces.log").read_text(errors="replace")
+        print("faces:", "\n".join(line for line in log.splitlines()[-15:]), flush=True)
+    print(f"done in {(time.perf_counter() - t0) / 60:.1f} min; weights in {args.out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("render", help="here: the recipe's training rounds")
+    r.add_argument("--out", type=Path, default=Path(".cache/train_clips"))
+    a = sub.add_parser("pack", help="here: training rounds -> compact scaled frames + labels")
+    a.add_argument("--clips", type=Path, nargs="+", required=True)
+    a.add_argument("--out", type=Path, required=True)
+    a.add_argument("--every", type=int, help="keep one frame in this many")
+    a.add_argument("--crf", type=int, help="H.264 quality of the packed frames")
+    c = sub.add_parser("faces", help="there: the face reader (started by run)")
+    c.add_argument("--work", default="/tmp/paigow_train")
+    c.add_argument("--out", type=Path, required=True)
+    c.add_argument("--minutes", type=float, default=4.0)
+    c.add_argument("--epochs", type=int, default=60)
+    c.add_argument("--device", default="0")
+    b = sub.add_parser("run", help="there: unpack, render stills, train")
+    b.add_argument("--data", type=Path, required=True, help="folder written by pack")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--work", default="/tmp/paigow_train")
+    b.add_argument("--weights", type=Path, help="our own weights to continue from (.pt)")
+    b.add_argument("--stills", type=int)
+    b.add_argument("--stills-seed", type=int, help="first seed index (train range)")
+    b.add_argument("--val-stills", type=int)
+    b.add_argument("--val-clips", type=int)
+    b.add_argument("--minutes", type=float, help="training time budget")
+    b.add_argument("--epochs", type=int)
+    b.add_argument("--face-minutes", type=float, help="0: no face reader")
+    b.add_argument("--batch", type=int)
+    b.add_argument("--imgsz", type=int)
+    b.add_argument("--device", default="0")
+    b.add_argument("--lr0", type=float)
+    recipe = yaml.safe_load(RECIPE.read_text())
+    a.set_defaults(**recipe["pack"])
+    b.set_defaults(**recipe["run"])
+    args = p.parse_args(argv)
+    commands = {"render": cmd_render, "pack": cmd_pack, "faces": cmd_faces, "run": cmd_run}
+    return commands[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
