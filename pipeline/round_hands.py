@@ -200,11 +200,13 @@ def _counter_clockwise_from_chung(cfg: RoundConfig) -> list[int]:
 
 
 def _pushes(memory: RoundMemory, boxes: list[int], frame: int, time_s: float) -> list[TableEvent]:
-    """Wagered, unsettled boxes among ``boxes`` were passed over: pushes."""
+    """Wagered, unsettled boxes among ``boxes`` were passed over: pushes (until their chips
+    are seen to move, :func:`settle_box`)."""
     events: list[TableEvent] = []
     for box in boxes:
         if box in memory.wagered and box not in memory.settled:
             memory.settled.add(box)
+            memory.pushed.add(box)
             events.append(BoxSettled(frame, time_s, box, Outcome.PUSH))
     return events
 
@@ -213,9 +215,12 @@ def settle_box(
     view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int, paid: bool
 ) -> list[TableEvent]:
     """Chips of a wagered box moved during exposure: a win (``paid``) or a loss, plus pushes
-    for the wagered boxes passed over before it."""
-    if box not in memory.wagered or box in memory.settled:
+    for the wagered boxes passed over before it. A box taken for a push settles again: its
+    payout or loss was seen after the dealer had moved on (hands over the box, a payout stack
+    seen late); the later BoxSettled stands."""
+    if box not in memory.wagered or (box in memory.settled and box not in memory.pushed):
         return []
+    memory.pushed.discard(box)
     order = _counter_clockwise_from_chung(cfg)
     passed = order[: order.index(box)] if box in order else []
     events = _pushes(memory, passed, view.frame, view.time_s)

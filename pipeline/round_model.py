@@ -114,6 +114,9 @@ class RoundMemory:
     exposed: set[int] = field(default_factory=set)
     wagered: tuple[int, ...] = ()
     settled: set[int] = field(default_factory=set)
+    # settled as pushes (passed over, or settlement went quiet): a chip change there later in
+    # the round settles them again (a payout seen late, after the dealer moved on)
+    pushed: set[int] = field(default_factory=set)
     last_settle: tuple[int, float] | None = None  # frame (index, time) of the last settlement
 
     def advance(self, to: Phase, frame: int, time_s: float) -> list[PhaseChanged]:

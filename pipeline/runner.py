@@ -30,6 +30,7 @@ from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
 from vision.detector import Detector, DetectorConfig, FaceReader
+from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
 from vision.tracker import Tracker, TrackerConfig
 from vision.types import Detections, Frame, Track
@@ -46,6 +47,9 @@ class PipelineConfig:
     # motion gating (vision.gating): detect only where the picture changed; None: the whole
     # frame every frame (gating needs a detector exported with a free input size)
     gating: GatingConfig | None = field(default_factory=GatingConfig)
+    # read a face once (vision.faces_cache): a face-up tile or die whose box and pixels did not
+    # change keeps its reading; None: every face read on every frame
+    face_cache: FaceCacheConfig | None = field(default_factory=FaceCacheConfig)
     tracker: TrackerConfig | None = None
     round: RoundConfig | None = None  # default: the layout's chung box
     rules: RulesConfig | None = None
@@ -72,7 +76,8 @@ class TablePipeline:
     """Frames of one table camera in order -> :class:`FrameResult` per frame.
 
     ``detector``/``reader`` may be shared between pipelines (they hold only the ONNX
-    sessions); every other stage holds per-table memory.
+    sessions); every other stage, the face cache around the reader too, holds per-table
+    memory.
     """
 
     def __init__(
@@ -90,7 +95,8 @@ class TablePipeline:
             gate = cfg.gating is not None and full.model.free_input_size
             detector = GatedDetector(full, cfg.gating) if gate else full
         self.detector = detector
-        self.reader = reader or FaceReader(threads=cfg.threads)
+        reader = reader or FaceReader(threads=cfg.threads)
+        self.reader = FaceCache(reader, cfg.face_cache) if cfg.face_cache else reader
         self.tracker = Tracker(cfg.tracker, zone_of=layout.zone_of)
         self.round = RoundReconstructor(cfg.round or RoundConfig(chung_box=layout.chung_box))
         self.rules = RulesChecker(table, cfg.rules)

@@ -108,7 +108,6 @@ def make_pipeline(args, gated: bool, still_stride: int = 1):
     from pipeline.review import ReviewConfig, pipeline_config
     from pipeline.runner import PipelineConfig, TablePipeline
     from vision.detector import Detector, FaceReader
-    from vision.faces_cache import FaceCache
     from vision.gating import GatedDetector, GatingConfig
 
     detector, reader = Detector(), FaceReader()
@@ -116,10 +115,12 @@ def make_pipeline(args, gated: bool, still_stride: int = 1):
         config = GatingConfig(**json.loads(args.gating))
         review = ReviewConfig(stride=1, still_stride=still_stride)
         config = pipeline_config(replace(review, pipeline=PipelineConfig(gating=config))).gating
-        detector, reader = GatedDetector(detector, config), FaceCache(reader)
+        detector = GatedDetector(detector, config)
     layout = layout_from_scenario(args.clip / "scenario.json")
     timed_detector, timed_reader = Timed(detector), Timed(reader)
-    pipe = TablePipeline("bench", layout, detector=timed_detector, reader=timed_reader)
+    # the pipeline keeps its face cache around the (timed) reader when gated
+    config = PipelineConfig() if gated else PipelineConfig(face_cache=None)
+    pipe = TablePipeline("bench", layout, config, detector=timed_detector, reader=timed_reader)
     return pipe, timed_detector, timed_reader
 
 

@@ -42,6 +42,8 @@ class RulesConfig:
     known_faces_min: int = 8  # tiles still known after the wash that make it a tracking risk
     # (10.5); lower: more washes called weak
     house_way: str = "nz"  # the house way the bank hand is checked against (paigow ways)
+    push_judge_s: float = 3.0  # a box settled as a push is judged this long after (a payout
+    # seen late settles it again); lower: earlier alerts for unpaid wins, more false ones
     snapshot_path: str | None = "snapshots/{table}/{kind}_round{round}_frame{frame}.jpg"
     # where the sink saves the evidence frame (None: no snapshot named in the evidence)
 

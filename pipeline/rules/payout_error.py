@@ -6,7 +6,10 @@ left alone) is compared with what the exposed hands call for, the box's pairs ag
 bank's (:func:`paigow.hands.match`: both hands won is a win, both lost a loss, else a push;
 copies go to the bank). A box paid when it lost, or not paid when it won, is raised; whether a
 win was paid exactly 1:1 less 5% is not (it needs chip values). Boxes or banks whose faces are
-not all known are not judged. Ends with the round.
+not all known are not judged. A push is what the camera did not see (no chip moved): it is
+judged ``push_judge_s`` after it was called, unless the box settles again meanwhile (a payout
+seen late); one called as the stream ends is not judged (the settlement may have been cut
+off). Ends with the round.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import ClassVar
 
 from paigow.hands import Setting, hand_value, match
 from paigow.tiles import TileError, tile
-from pipeline.events import BoxSettled, HandExposed, TableEvent, TableState
+from pipeline.events import BoxSettled, HandExposed, Outcome, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig, faces_text
 
 
@@ -43,6 +46,7 @@ class PayoutError:
     def reset(self) -> None:
         self._hands: dict[int, HandExposed] = {}
         self._bank: HandExposed | None = None
+        self._pushes: dict[int, BoxSettled] = {}  # box -> push not judged yet
 
     def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
         findings: list[Finding] = []
@@ -52,10 +56,20 @@ class PayoutError:
                     self._bank = event
                 case HandExposed(box=box):
                     self._hands[box] = event
+                case BoxSettled(outcome=Outcome.PUSH):
+                    self._pushes[event.box] = event
                 case BoxSettled():
-                    finding = self._check(event)
-                    findings += [finding] if finding else []
+                    self._pushes.pop(event.box, None)
+                    findings += self._judged(event)
+        wait_s = self.config.push_judge_s
+        for event in [e for e in self._pushes.values() if state.time_s - e.time_s >= wait_s]:
+            del self._pushes[event.box]
+            findings += self._judged(event)
         return findings
+
+    def _judged(self, event: BoxSettled) -> list[Finding]:
+        finding = self._check(event)
+        return [finding] if finding else []
 
     def _check(self, event: BoxSettled) -> Finding | None:
         hand, bank = self._hands.get(event.box), self._bank

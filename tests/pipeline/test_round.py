@@ -307,6 +307,13 @@ def test_exposure_then_settlement_with_pushes():
     settled = table.of(BoxSettled)
     assert [(s.box, s.outcome) for s in settled] == [(5, Outcome.PUSH), (6, Outcome.LOSE)]
     assert table.state.phase is Phase.SETTLEMENT
+    table.put(chip(205, "box_5", (30.0, 0.0)))  # box 5's payout, seen after the dealer moved on
+    table.step(3)
+    settled = table.of(BoxSettled)
+    assert [(s.box, s.outcome) for s in settled][2:] == [(5, Outcome.WIN)]
+    table.drop(205)  # the player takes the winnings: the box is settled, nothing more
+    table.step(3)
+    assert len(table.of(BoxSettled)) == 3
 
 
 def test_a_new_wash_closes_the_round_and_starts_the_next_despite_old_dice():

@@ -322,6 +322,24 @@ def test_clean_round_raises_nothing(name):
     assert table.alerts == []
 
 
+def test_a_push_is_judged_only_after_a_wait_and_a_late_payout_settles_it_again():
+    """A won box taken for a push (no chip seen to move) raises payout_error only once the
+    push has stood ``push_judge_s``; paid meanwhile, it raises nothing."""
+    config = RulesConfig()
+    won = next(box for box, outcome in DUE.items() if outcome is Outcome.WIN)
+    unpaid = play(Round(settled={**DUE, won: Outcome.PUSH}), config)
+    assert unpaid.alerts == []  # 1 s after the settlement: not judged yet
+    unpaid.wait(config.push_judge_s)
+    assert unpaid.opened() == {("payout_error", won)}
+
+    late = play(Round(settled={**DUE, won: Outcome.PUSH}), config)
+    late.step(WagerChanged(*late.at(), won, 1, 2, True, late.phase))
+    late.step(BoxSettled(*late.at(), won, Outcome.WIN))
+    late.wait(config.push_judge_s)
+    late.finish()
+    assert late.alerts == []
+
+
 def test_every_rule_is_raised_by_a_script():
     scripted = {name.split(",")[0] for name in RAISING}
     assert scripted == set(RULES)
