@@ -58,10 +58,12 @@ LIMITS = {
     ),
     "faces": (
         "Known limits: the 28th class, die_tipped, is a die not lying flat (two faces show); "
-        "on the shifted split's tilted cameras (15-25 deg) flat dice show their sides too and "
-        "22% of them read as tipped (dice accuracy there 0.78, against 0.92 for the earlier "
-        "27-class reader trained on stills only, which had no way to tell a tipped die): a "
-        "strongly tilted camera needs its own training looks before dice_not_flat can be "
+        "a die reads die_tipped only when that is its most probable class at 0.7 or more, "
+        "else its most probable value (`vision.faces.die_choice`, as the figures above are "
+        "measured). On the shifted split's tilted cameras (15-25 deg) flat dice show their "
+        "sides too and many read as tipped (dice accuracy there 0.84, against 0.92 for the "
+        "earlier 27-class reader trained on stills only, which could not tell a tipped die): "
+        "a strongly tilted camera needs its own training looks before dice_not_flat can be "
         "trusted on it. Tiles: errors are mostly a neighbour's half in the crop (1-3 read "
         "1-2). Trained 21 epochs in a 4.5-minute budget."
     ),

@@ -15,7 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.faces import FACE_CLASSES, FACE_INPUT_PX, crop_square
+from vision.faces import FACE_CLASSES, FACE_INPUT_PX, crop_square, die_choice
 from vision.refine import refine_bright_box
 from vision.types import DETECTOR_CLASSES, DIE, TILE_UP, Detections, Frame
 
@@ -321,6 +321,9 @@ class FaceReader:
             probs = self.probs(crops)
             face[want] = probs.argmax(axis=1)
             conf[want] = probs.max(axis=1)
+            dice = detections.class_id[want] == DIE
+            if dice.any():  # a die reads a value or die_tipped, never a tile
+                face[want[dice]], conf[want[dice]] = die_choice(probs[dice])
         return detections.with_faces(face, conf)
 
     def probs(self, crops: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vision.detector import Detector, FaceReader
-from vision.faces import FACE_CLASSES
+from vision.faces import FACE_CLASSES, die_choice
 from vision.metrics import DetectionEvaluator
 from vision.types import DETECTOR_CLASSES
 
@@ -42,7 +42,11 @@ def detection_metrics(detector: Detector, images: Iterable[LabelledImage]) -> di
 def face_accuracy(reader: FaceReader, crops: np.ndarray, labels: list[str]) -> dict:
     """Accuracy of tile faces and die values on square crops with class-name labels."""
     probs = reader.probs(crops)
-    predicted = [FACE_CLASSES[k] for k in probs.argmax(axis=1)]
+    best = probs.argmax(axis=1)
+    die = np.array([lab.startswith("die") for lab in labels])
+    if die.any():  # dice read as the monitor reads them (a value unless clearly tipped)
+        best[die] = die_choice(probs[die])[0]
+    predicted = [FACE_CLASSES[k] for k in best]
     out = {}
     for kind in ("tile", "die"):
         idx = [i for i, lab in enumerate(labels) if lab.startswith(kind)]
@@ -72,6 +76,9 @@ def video_face_metrics(
     ``min_die_confidence``): the reading that hides a dice_not_flat.
     """
     best, conf = probs.argmax(axis=1), probs.max(axis=1)
+    die = np.array([lab.startswith("die") for lab in labels])
+    if die.any() and tuple(classes) == FACE_CLASSES:  # dice read as the monitor reads them
+        best[die], conf[die] = die_choice(probs[die])
     predicted = [classes[k] for k in best]
     out: dict = {}
     for kind, threshold in (("tile", min_face_confidence), ("die", min_die_confidence)):

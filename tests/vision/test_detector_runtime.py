@@ -103,3 +103,24 @@ def test_die_box_does_not_leak_into_felt_lettering_beside_it():
     refined = refine_bright_box(img, np.array([58, 99, 79, 119], np.float32))
     assert abs(refined[2] - 78) <= 1  # the right edge stays at the die, not the lettering
     assert abs(refined[0] - 60) <= 1
+
+
+def test_a_die_reads_tipped_only_when_clearly_tipped_else_its_best_value():
+    from vision.faces import DIE_TIPPED, FACE_CLASSES, TIPPED_MIN_PROBABILITY, die_choice
+
+    def probs(**named):
+        row = np.zeros(len(FACE_CLASSES))
+        for name, p in named.items():
+            row[FACE_CLASSES.index(name.replace("__", "-"))] = p
+        return row
+
+    rows = np.stack(
+        [
+            probs(die_tipped=0.49, die_3=0.43, die_5=0.08),  # a flat die showing its sides
+            probs(die_tipped=TIPPED_MIN_PROBABILITY + 0.05, die_2=0.25),
+            probs(tile_1__1=0.7, die_6=0.2, die_tipped=0.1),  # the detector said die
+        ]
+    )
+    face, conf = die_choice(rows)
+    assert [FACE_CLASSES[k] for k in face] == ["die_3", DIE_TIPPED, "die_6"]
+    assert np.allclose(conf, [0.43, TIPPED_MIN_PROBABILITY + 0.05, 0.2])
