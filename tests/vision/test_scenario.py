@@ -85,3 +85,24 @@ def test_rendered_clip_is_deterministic(tmp_path):
     assert len(lines) == a["n_frames"]
     tiles = {o["id"] for line in lines for o in json.loads(line)["objects"] if o["class"] == "tile"}
     assert tiles == set(range(32))
+
+
+@pytest.mark.parametrize("kind", ["single_tile_exposed", "hand_exposed_by_dealer"])
+def test_tiles_the_dealer_exposes_lie_open_to_the_camera(kind):
+    """The dealer's hand draws back off the tiles it turned over: in the middle of the
+    injected window they are face up and in plain view (a ceiling camera can see them)."""
+    from vision.synth.clip import _hand_looks
+    from vision.synth.config import randomisation
+    from vision.synth.render import Renderer
+
+    s = scripted(1, (kind,))
+    _hand_looks(s, 1, randomisation("training"))  # as render_scenario gives hands their looks
+    [irr] = s.irregularities
+    middle = (irr["start_frame"] + irr["end_frame"]) // 2
+    result = Renderer(layout=default_layout()).render(s.director.scene(middle))
+    shown = {o.obj_id: o for o in result.objects if o.kind == "tile" and o.face_up}
+    exposed = irr["detail"]["tiles"]
+    assert set(exposed) <= set(shown)
+    assert all(shown[t].visibility >= 0.9 for t in exposed), {
+        t: shown[t].visibility for t in exposed
+    }

@@ -86,18 +86,25 @@ def _delivery_irregularity(s: _Script, arrivals: list[int], end: int) -> None:
     )
 
 
+EXPOSE_WITHDRAW_MM = 170.0  # how far the dealer's hand draws back off tiles it turned over
+
+
 def expose_tiles(s: _Script, count: int) -> None:
-    """The dealer turns over ``count`` tiles of a delivered, unset hand, then back."""
+    """The dealer turns over ``count`` tiles of a delivered, unset hand, draws the hand back so
+    the faces lie open to the camera (as they lie open to the players), then turns them back."""
     box = int(s.rng.choice(s.plan.occupied))
     ids = [int(t) for t in s.rng.choice(s.plan.box_tiles(box), count, replace=False)]
     glide, hold = s.f(s.tm.tile_glide_s), s.f(s.tm.injection_hold_s)
     start = s.t + glide
+    x, y = s.tile_xy(ids[0])
+    back = (x, y - EXPOSE_WITHDRAW_MM)
     s.enter(902, s.t, 0.0)
-    s.carry(902, start, start + glide, s.tile_xy(ids[0]))
+    s.carry(902, start, start + glide, (x, y))
     for tid in ids:
         s.d.set(s.d.tiles, tid, start + glide, face_up=True)
         s.d.set(s.d.tiles, tid, start + glide + hold, face_up=False)
-    s.carry(902, start + hold, start + glide + hold, s.tile_xy(ids[0]))
+    s.carry(902, start + glide + 1, start + 2 * glide, (x, y), back)  # off the faces
+    s.carry(902, start + hold, start + glide + hold, back, (x, y))  # back to turn them down
     s.rest(902, start + hold + 2 * glide, 0.0)
     kind = "single_tile_exposed" if count == 1 else "hand_exposed_by_dealer"
     s.irregular(
