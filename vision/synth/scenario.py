@@ -206,7 +206,10 @@ class _Script:
             None,
         )
         exposed = {"exposed_during_stacking": 1, "laja_exposure_excess": 3}.get(inj or "", 0)
-        shown = set(self.rng.choice(32, exposed, replace=False).tolist()) if exposed else set()
+        # tiles left face up lie on top of their stacks, in view of the camera (one under
+        # another tile is seen by no one, and is no irregularity a camera can find)
+        tops = [t for t in range(32) if t % 4 == 3]
+        shown = set(self.rng.choice(tops, exposed, replace=False).tolist()) if exposed else set()
         glide = self.f(self.tm.tile_glide_s)
         per = self.f(self.tm.stack_s) // 8
         for hand in (900, 901):
