@@ -39,8 +39,10 @@ class RulesConfig:
     single_tile_wait_s: float = 0.4  # a lone exposed tile of a hand waits this long for a
     # second before it is called single (10.4) rather than the hand exposed (10.3); higher:
     # fewer single-tile alerts that should have been hand alerts, later ones
-    known_faces_min: int = 8  # tiles still known after the wash that make it a tracking risk
-    # (10.5); lower: more washes called weak
+    known_faces_min: int = 4  # tiles still known after the wash that make it a tracking risk
+    # (10.5); lower: more washes called weak. Through the live pipeline on the 32 suite rounds
+    # a proper wash left 0-1 faces known, the two weak washes 6 and 8 (in oracle mode, where
+    # every tile is seen, a weak wash leaves nearly all 32 known)
     house_way: str = "nz"  # the house way the bank hand is checked against (paigow ways)
     push_judge_s: float = 3.0  # a box settled as a push is judged this long after (a payout
     # seen late settles it again); lower: earlier alerts for unpaid wins, more false ones

@@ -287,7 +287,7 @@ None is the scenario's own kind."""
 
 CLEAN = {
     "a clean round": Round(),
-    "a wash that leaves few faces known": Round(known_faces=7),
+    "a wash that leaves few faces known": Round(known_faces=RulesConfig().known_faces_min - 1),
     "groups for adjacent empty boxes placed together (8.2)": Round(groups=_combined_empty_boxes()),
     "the bank's faces unknown": Round(bank=((None, "2-6"), ("5-5", "1-3"))),
     "a push where the hands push": Round(
