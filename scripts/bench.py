@@ -246,7 +246,7 @@ def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
     out |= {"events": event_lines(events), "detector_ms": _ms(det.times)}
     out |= {"reader_ms": _ms(reader.times), "still_skipped": skip.skipped}
     if gated:
-        out |= {"gating": gate_stats(det.stage), "faces": vars(reader.stage.stats)}
+        out |= {"gating": gate_stats(det.stage), "faces": vars(pipe.reader.stats)}
     return out
 
 
@@ -470,7 +470,7 @@ def run_compare(args, noise_baseline: bool) -> dict:
         "events": lines,
         "oracle_key_events": None if oracle is None else len(key_events(oracle)),
     }
-    for name, (_, det, reader) in runs.items():
+    for name, (pipe, det, reader) in runs.items():
         c = counts[name]
         out[name] = {
             "ms": _ms(times[name]),
@@ -489,7 +489,7 @@ def run_compare(args, noise_baseline: bool) -> dict:
             "oracle_found": None if oracle is None else found_in(lines[name], oracle)[0],
         }
         if name == "gated":
-            out[name] |= {"gating": gate_stats(det.stage), "faces": vars(reader.stage.stats)}
+            out[name] |= {"gating": gate_stats(det.stage), "faces": vars(pipe.reader.stats)}
     return out
 
 
