@@ -28,6 +28,7 @@ FACE_CLASSES = tuple(
 # die_tipped at 0.49-0.56 with its value second (0.43); every tipped die read die_tipped at
 # 0.75 or more. Lower: fewer tipped dice read as a value, more flat dice taken for tipped.
 TIPPED_MIN_PROBABILITY = 0.7
+DIE_VALUE_CLASSES = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
 FACE_INPUT_PX = 96
 CROP_MARGIN = 0.12  # fraction of the box's long side added around it
 
@@ -77,8 +78,7 @@ def die_choice(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Class and probability per die crop from the reader's ``probs (N, classes)``: die_tipped
     when it is the most probable class at ``TIPPED_MIN_PROBABILITY`` or more, else the most
     probable die value (tile classes never: the detector said die)."""
-    values = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
-    tipped = FACE_CLASSES.index(DIE_TIPPED)
+    values, tipped = DIE_VALUE_CLASSES, FACE_CLASSES.index(DIE_TIPPED)
     best_value = values[probs[:, values].argmax(axis=1)]
     is_tipped = (probs.argmax(axis=1) == tipped) & (probs[:, tipped] >= TIPPED_MIN_PROBABILITY)
     face = np.where(is_tipped, tipped, best_value)
