@@ -306,8 +306,8 @@ class FaceReader:
         self.model = OnnxModel("faces", threads, models_dir)
         if tuple(self.model.entry["classes"]) != classes:
             raise ModelError(
-                f"face reader classes in {models_dir / 'manifest.json'} do not match "
-                "vision.faces.FACE_CLASSES"
+                f"face reader classes in {models_dir / 'manifest.json'} are not the "
+                f"{len(classes)} classes expected (vision.faces.FACE_CLASSES for the monitor)"
             )
         self.batch = batch
 
