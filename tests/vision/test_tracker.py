@@ -32,6 +32,10 @@ def tile(x: float, y: float = 100.0) -> list[float]:
     return [x, y, x + 10, y + 20]
 
 
+def seen_tiles(tracks, frame: int):
+    return [t for t in tracks if t.kind == "tile" and t.last_seen_frame == frame]
+
+
 def by_id(tracks):
     return {t.track_id: t for t in tracks}
 
@@ -48,6 +52,39 @@ def test_a_tile_under_a_hand_keeps_its_id_and_box():
     assert tile_tracks[0].last_seen_frame == 2
     back = tracker.update(dets([tile(101), tile(200)], [TILE_DOWN] * 2), 30)
     assert [t.track_id for t in back if t.kind == "tile"] == [t.track_id for t in first]
+
+
+def test_a_tile_a_hand_carries_across_the_table_keeps_its_id():
+    tracker = Tracker()
+    for f in range(3):
+        [start] = tracker.update(dets([tile(100)], [TILE_DOWN]), f)
+    for step in range(12):  # the hand covers the tile and takes it 360 px (16 diagonals)
+        hand = [80 + 30 * step, 80, 140 + 30 * step, 140]
+        tracker.update(dets([hand], [HAND]), 3 + step)
+    [placed] = seen_tiles(tracker.update(dets([tile(430)], [TILE_DOWN]), 15), 15)
+    assert placed.track_id == start.track_id and placed.last_seen_frame == 15
+    off = Tracker(TrackerConfig(hand_carry=False))  # without it the tile is taken for another
+    for f in range(3):
+        off.update(dets([tile(100)], [TILE_DOWN]), f)
+    for step in range(12):
+        off.update(dets([[80 + 30 * step, 80, 140 + 30 * step, 140]], [HAND]), 3 + step)
+    seen = [t.track_id for t in seen_tiles(off.update(dets([tile(430)], [TILE_DOWN]), 15), 15)]
+    assert start.track_id not in seen
+
+
+def test_a_hand_passing_over_a_row_takes_one_tile_and_leaves_its_neighbours_their_ids():
+    row = [tile(100), tile(112), tile(124)]  # touching, as woodpile stacks lie
+    tracker = Tracker()
+    for f in range(3):
+        first = by_id(tracker.update(dets(row, [TILE_DOWN] * 3), f))
+    ids = sorted(first)
+    for step in range(6):  # the hand covers the first two, takes the first, moves right
+        hand = [90 + 15 * step, 80, 130 + 15 * step, 140]
+        seen = [b for b in row[1:] if b[0] > hand[2] or b[2] < hand[0]]
+        tracker.update(dets([hand, *seen], [HAND] + [TILE_DOWN] * len(seen)), 3 + step)
+    after = seen_tiles(tracker.update(dets([*row[1:], tile(300)], [TILE_DOWN] * 3), 9), 9)
+    got = {t.track_id: t.xyxy[0] for t in after}
+    assert got == {ids[1]: 112, ids[2]: 124, ids[0]: 300}
 
 
 def test_face_is_remembered_when_the_tile_turns_face_down():
