@@ -138,6 +138,7 @@ class _State:
     carrier: int | None = None  # id of the tile this hidden tile lies beneath
     origin: np.ndarray | None = None  # (4,) where it lay when a moving hand took it along
     ride: np.ndarray | None = None  # (4,) where it would be if the hand over it carries it
+    held: bool = False  # taken by a hand, moving with it
 
     @property
     def is_tile(self) -> bool:
@@ -276,6 +277,7 @@ class Tracker:
         cfg = self.config
         dets = _Dets.of(detections, cfg.min_face_confidence)
         before = {t.track_id: t.xyxy.copy() for t in self._tracks}
+        was_seen = {t.track_id for t in self._tracks if t.last_seen == self._last_frame}
         predicted = self._predicted_boxes()
         valid = np.flatnonzero(dets.confidence >= cfg.low_confidence)
         high = valid[dets.confidence[valid] >= cfg.high_confidence]
@@ -297,7 +299,7 @@ class Tracker:
         for t, d in pairs:
             self._apply(self._tracks[t], dets, d, frame_index)
         self._forget_ambiguous_faces(matched, before)
-        self._coast(matched, before, dets)
+        self._coast(matched, before, dets, was_seen)
         self._expire(frame_index)
         self._last_frame = frame_index
         return self._snapshots(frame_index)
@@ -458,7 +460,7 @@ class Tracker:
             t.velocity = np.zeros(4)
         t.xyxy, t.class_id = box.copy(), int(dets.class_id[d])
         t.confidence, t.last_seen, t.carrier = float(dets.confidence[d]), frame_index, None
-        t.origin = t.ride = None
+        t.origin, t.ride, t.held = None, None, False
         if t.class_id == DIE:
             self._read_die(t, int(dets.face[d]), float(dets.face_confidence[d]))
         else:
@@ -512,20 +514,22 @@ class Tracker:
             if dist.min() < dist_own and dist_own >= self.config.swap_min_move_frac * short_side:
                 t.face_votes = {}
 
-    def _coast(self, matched: set[int], before: dict[int, np.ndarray], dets: _Dets) -> None:
+    def _coast(
+        self, matched: set[int], before: dict[int, np.ndarray], dets: _Dets, was_seen: set[int]
+    ) -> None:
         """Unseen tiles. Under a hand a tile stays where it lay, while a shadow box (``ride``)
         follows the hand; if the hand moves off and the tile is not seen where it lay, the hand
-        took it: the track goes on from the shadow, moving with the hand, and where it lay is
-        kept as ``origin`` (it may still be found there). Beneath a seen tile a tile moves
-        with it."""
+        took it: the track is ``held`` and goes on from the shadow, moving with the hand until
+        no hand covers it (put down); where it lay is kept as ``origin`` (it may still be
+        found there). Beneath a seen tile a tile moves with it."""
         cfg = self.config
         hands = dets.xyxy[dets.class_id == HAND]
         seen = [t for t in self._tracks if t.track_id in matched and t.is_tile]
         shift = {t.track_id: t.xyxy - before.get(t.track_id, t.xyxy) for t in seen}
         moving = [
-            t
-            for t in self._tracks
-            if t.track_id in matched and t.class_id == HAND and t.track_id in before
+            (before[h.track_id], h.xyxy)
+            for h in self._tracks
+            if h.class_id == HAND and h.track_id in matched and h.track_id in was_seen
         ]
         for t in self._tracks:
             if t.track_id in matched:
@@ -533,21 +537,20 @@ class Tracker:
             t.velocity = np.zeros(4)
             if not t.is_tile:
                 continue
-            carried = cfg.hand_carry and t.origin is not None and t.carrier is None
-            if carried and self._in_hand(t.xyxy, moving, before):
-                t.xyxy = self._with_hand(t.xyxy, moving, before)
-            elif len(hands) and cover_matrix(t.xyxy[None], hands).max() >= cfg.hand_cover_frac:
+            if t.held and self._hand_over(t.xyxy, moving) is not None:
+                t.xyxy = self._with_hand(t.xyxy, moving)
+                continue
+            t.held = False  # put down (or never taken)
+            if len(hands) and cover_matrix(t.xyxy[None], hands).max() >= cfg.hand_cover_frac:
                 t.carrier = None
                 # only a tile the hand hid (just seen) may be in it, not one long lost
-                if (
-                    cfg.hand_carry
-                    and t.origin is None
-                    and (t.ride is not None or self._frames_lost(t) <= cfg.ride_max_lost_frames)
+                if cfg.hand_carry and (
+                    t.ride is not None or self._frames_lost(t) <= cfg.ride_max_lost_frames
                 ):
-                    t.ride = self._with_hand(t.xyxy if t.ride is None else t.ride, moving, before)
+                    t.ride = self._with_hand(t.xyxy if t.ride is None else t.ride, moving)
             elif t.ride is not None:  # the hand left and the tile is not where it lay
-                t.origin, t.xyxy = t.xyxy, self._with_hand(t.ride, moving, before)
-                t.ride = None
+                t.origin, t.xyxy = t.xyxy, self._with_hand(t.ride, moving)
+                t.ride, t.held = None, True
             elif t.carrier in shift:
                 t.xyxy = t.xyxy + shift[t.carrier]
             elif seen:
@@ -555,21 +558,22 @@ class Tracker:
                 best = int(np.argmax(overlap))
                 t.carrier = seen[best].track_id if overlap[best] >= cfg.carry_min_iou else None
 
-    def _in_hand(self, box: np.ndarray, hands: list[_State], before: dict) -> bool:
-        """Whether a hand seen now covered ``box`` last frame."""
+    def _hand_over(self, box: np.ndarray, hands: list[tuple[np.ndarray, np.ndarray]]):
+        """The (was, now) boxes of the hand that covered ``box`` last frame, or None."""
         if not hands:
-            return False
-        was = np.array([before[h.track_id] for h in hands], np.float64)
-        return bool(cover_matrix(box[None], was).max() >= self.config.hand_cover_frac)
+            return None
+        was = np.array([w for w, _ in hands], np.float64)
+        cover = cover_matrix(box[None], was)[0]
+        best = int(np.argmax(cover))
+        return hands[best] if cover[best] >= self.config.hand_cover_frac else None
 
-    def _with_hand(self, box: np.ndarray, hands: list[_State], before: dict) -> np.ndarray:
+    def _with_hand(self, box: np.ndarray, hands: list[tuple[np.ndarray, np.ndarray]]):
         """``box`` moved by the centre shift of the hand that covered it last frame."""
-        if not self._in_hand(box, hands, before):
+        over = self._hand_over(box, hands)
+        if over is None:
             return box
-        was = np.array([before[h.track_id] for h in hands], np.float64)
-        best = int(np.argmax(cover_matrix(box[None], was)[0]))
-        step = (hands[best].xyxy[:2] + hands[best].xyxy[2:] - was[best, :2] - was[best, 2:]) / 2
-        return box + np.tile(step, 2)
+        was, now = over
+        return box + np.tile((now[:2] + now[2:] - was[:2] - was[2:]) / 2, 2)
 
     def _expire(self, frame_index: int) -> None:
         cfg = self.config
