@@ -79,11 +79,13 @@ class DetectionEvaluator:
         recall = tp / acc.n_truth
         precision = tp / np.maximum(tp + fp, 1e-9)
         aps = []
+        if not len(scores):  # truth but no prediction of this class: nothing found
+            return np.zeros(len(IOU_THRESHOLDS))
         for t in range(len(IOU_THRESHOLDS)):
-            prec = np.maximum.accumulate(precision[::-1, t])[::-1] if len(scores) else np.zeros(0)
+            prec = np.maximum.accumulate(precision[::-1, t])[::-1]
             idx = np.searchsorted(recall[:, t], RECALL_POINTS, side="left")
             sampled = np.where(idx < len(prec), prec[np.minimum(idx, len(prec) - 1)], 0.0)
-            aps.append(sampled.mean() if len(prec) else 0.0)
+            aps.append(sampled.mean())
         return np.array(aps)
 
     def summary(self) -> dict[str, dict[str, float]]:
