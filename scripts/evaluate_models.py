@@ -155,17 +155,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rounds", nargs="+", help="video: these rounds of the suite")
     p.add_argument("--every", type=int, default=25, help="video: detect on one frame in N")
     p.add_argument("--models", type=Path, default=MODELS_DIR, help="folder of the models")
+    p.add_argument(
+        "--detector", default=DetectorConfig().model, help="manifest entry of the detector"
+    )
     args = p.parse_args(argv)
-    detector = Detector(DetectorConfig(threads=2), models_dir=args.models)
+    detector = Detector(DetectorConfig(threads=2, model=args.detector), models_dir=args.models)
     if args.suite:
         if not (args.suite / "suite.json").is_file():
             raise SystemExit(f"evaluate_models: no suite.json in {args.suite}")
-        result = {"video": video_metrics(args, detector, args.models)}
+        result = {
+            "detector_model": args.detector,
+            "video": video_metrics(args, detector, args.models),
+        }
         args.out.write_text(json.dumps(result, indent=1) + "\n")
         print(f"wrote {args.out}")
         return 0
     reader = FaceReader(threads=2, models_dir=args.models)
-    result: dict = {}
+    result: dict = {"detector_model": args.detector}
     for split in ("test", "shifted"):
         det = detection_metrics(detector, labelled_images(args.stills, split))
         crops, labels = face_crops(args.data, split)

@@ -45,9 +45,10 @@ def detections_of(clip: Path, cache: Path) -> list[Detections]:
     """Detector + face reader on every frame of ``clip.mp4``; the detector's boxes are cached
     in ``cache`` under the detector's sha256 (a new detector never reads an old one's boxes;
     the faces are read afresh: the face reader is cheap next to the detector)."""
-    from vision.detector import load_manifest
+    from vision.detector import DetectorConfig, load_manifest
 
-    path = cache / f"{clip.name}.{load_manifest()['detector']['sha256'][:12]}.npz"
+    sha = load_manifest()[DetectorConfig().model]["sha256"]
+    path = cache / f"{clip.name}.{sha[:12]}.npz"
     if path.exists():
         from vision.detector import FaceReader
 

@@ -44,8 +44,9 @@ from pipeline.rules import RULES, UNOBSERVABLE, RulesChecker, RulesConfig
 EARLY_S = 1.0  # an alert may open this long before the injected window starts (event dating)
 WASH_ZONE = "work_area"
 WALL_TIME = "1970-01-01T00:00:00.000Z"  # fixed wall time: runs are reproducible
-IMPLIED = {"laja_exposure_excess": ("exposed_during_stacking",)}
-"""More than two tiles exposed before delivery (10.2) are first one tile exposed (10.1)."""
+IMPLIED = {"laja_exposure_excess": ("exposed_during_stacking", "tile_tracking_risk")}
+"""More than two tiles exposed before delivery (10.2) are first one tile exposed (10.1), and
+tiles whose faces are known going into the woodpile (10.5)."""
 SUBSET = (
     (10000, ()),
     (10001, ()),

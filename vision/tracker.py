@@ -73,6 +73,11 @@ class TrackerConfig:
     # right). A misread face settles a hand wrongly (false payout alerts); lower knows faces
     # sooner, higher leaves more faces unknown.
     min_face_confidence: float = 0.9
+    # Each face reading of a face-up tile counts this much less per later reading: lower lets
+    # a track that moved onto another face-up tile take that tile's face sooner (a bank hand
+    # once came out with a stale 5-5 for its 1-6); higher needs more misreads in a row to
+    # flip a face (at 0.8, three readings at 0.9 or more).
+    face_vote_decay: float = 0.8
     # A die is read from its last few frames: each frame's reading counts only when it is a
     # value at this probability or more (the face reader gives a die its most probable value
     # unless it is clearly die_tipped, vision.faces.die_choice). On rendered video (12 rounds
@@ -485,6 +490,9 @@ class Tracker:
             return  # no reading, or a tile read as a die: ignore it
         if t.turned_down:  # a tile turned up again shows what it shows now
             t.face_votes, t.turned_down = {}, False
+        # older readings count less: a track that came to lie on another tile takes its face
+        keep = self.config.face_vote_decay
+        t.face_votes = {k: v * keep for k, v in t.face_votes.items()}
         t.face_votes[face] = t.face_votes.get(face, 0.0) + weight
 
     def _forget_ambiguous_faces(self, matched: set[int], before: dict[int, np.ndarray]) -> None:

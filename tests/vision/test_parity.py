@@ -1,4 +1,5 @@
-"""The ONNX detector (onnxruntime + numpy decode/NMS) agrees with ultralytics' own prediction.
+"""The ONNX detector (onnxruntime + numpy decode/NMS) agrees with ultralytics' own prediction:
+the float export and its int8 quantization (``scripts/quantize.py``), which the monitor runs.
 
 ultralytics' predictions on ``tests/data/parity`` are recorded by ``scripts/parity_dump.py``
 from the training weights the shipped ONNX file was exported from.
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from vision.detector import Detector, DetectorConfig, decode, letterbox
 from vision.metrics import box_iou
@@ -29,9 +31,12 @@ def _match(a_xyxy, a_cls, a_conf, b_xyxy, b_cls) -> list[bool]:
     ]
 
 
-def test_onnx_matches_ultralytics():
+@pytest.mark.parametrize("model", ["detector", "detector_int8"])
+def test_onnx_matches_ultralytics(model):
     record = json.loads(RECORD.read_text())
-    detector = Detector(DetectorConfig(min_confidence=record["conf"], iou_threshold=record["iou"]))
+    detector = Detector(
+        DetectorConfig(min_confidence=record["conf"], iou_threshold=record["iou"], model=model)
+    )
     matched_ours, matched_theirs = [], []
     for name, theirs in record["images"].items():
         image = cv2.imread(str(ROOT / "data" / "parity" / name))

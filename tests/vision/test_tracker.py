@@ -265,3 +265,15 @@ def test_faces_survive_a_weak_wash_but_not_tiles_swapping_places():
     # place nearer the second's than its own, so it may be the second: its face is forgotten
     crossed = tracker.update(dets([tile(124), tile(150)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
     assert {t.xyxy[0]: t.face for t in crossed} == {124: "2-2", 150: None}
+
+
+def test_a_face_up_track_on_another_tile_takes_its_face_within_a_few_readings():
+    five, one_six = FACE_CLASSES.index("tile_5-5"), FACE_CLASSES.index("tile_1-6")
+    tracker = Tracker()
+    for f in range(20):  # long read as 5-5
+        tracker.update(dets([tile(100)], [TILE_UP], faces=[five]), f)
+    faces = [
+        tracker.update(dets([tile(100)], [TILE_UP], faces=[one_six]), 20 + f)[0].face
+        for f in range(5)
+    ]
+    assert faces[0] == "5-5" and faces[-1] == "1-6"  # one misread does not flip it
