@@ -37,8 +37,10 @@ class HealthConfig:
     # after H.264: 0.0016 and up, while frozen stretches sit at 0 with refinements up to 0.007,
     # so a run counts repeats only). Higher: frozen feeds are caught through codec noise, but
     # a still table filmed with little noise passes for frozen (0.1 did, several times a round)
-    frozen_frames: int = 25  # repeats in a row before the feed counts as frozen (1 s at 25
-    # fps); lower: faster alerts, more false ones on a still table
+    frozen_s: float = 1.0  # video seconds the picture must repeat, since it last changed,
+    # before the feed counts as frozen (25 repeats at 25 fps, 12 at the review's 1 frame in
+    # 2: the same wait whatever share of frames is looked at); lower: faster alerts, more
+    # false ones on a still table
     restore_diff_min: float = 0.5  # while lost, the mean grey-level change a frame needs to
     # count as live again (above frozen_diff_max: an encoder refining a repeated picture is
     # not a live feed); higher: fewer false restorations, but a still table after a real
@@ -82,6 +84,7 @@ class _Run:
     frame: int = 0
     time_s: float = 0.0
     count: int = 0
+    last_s: float = 0.0  # time of its latest frame
 
     def extend(self, hit: bool, frame: int, time_s: float) -> None:
         if not hit:
@@ -90,6 +93,7 @@ class _Run:
         if self.count == 0:
             self.frame, self.time_s = frame, time_s
         self.count += 1
+        self.last_s = time_s
 
 
 class CameraWatch:
@@ -151,6 +155,7 @@ class FrameHealth:
         self._blank = _Run()
         self._frozen = _Run()
         self._moved = False  # the picture has changed at least once
+        self._changed_s = 0.0  # time of the last frame that was not a repeat
         self._previous_seen = False
 
     @property
@@ -172,6 +177,8 @@ class FrameHealth:
         # rendered clip's opening has no sensor noise) is not a frozen camera
         repeat = self._moved and step <= cfg.frozen_diff_max and not blank
         self._frozen.extend(repeat, frame, time_s)
+        if not repeat:
+            self._changed_s = time_s
         problem, since = self._verdict(blank or step < cfg.restore_diff_min)
         return self._watch.update(frame, time_s, problem, since)
 
@@ -184,13 +191,17 @@ class FrameHealth:
         self._blank, self._frozen = _Run(), _Run()
         return self._watch.update(frame, time_s, reason)
 
+    def _frozen_for_s(self) -> float:
+        """Video seconds since the picture last changed, in the current run of repeats."""
+        return self._frozen.last_s - self._changed_s
+
     def _verdict(self, suspect: bool) -> tuple[str | None, tuple[int, float] | None]:
         """The confirmed problem and when it began; while lost, a frame that is blank or
         barely changed (``suspect``) keeps the camera lost."""
         cfg = self.config
         if self._blank.count >= cfg.blank_frames:
             return BLANK, (self._blank.frame, self._blank.time_s)
-        if self._frozen.count >= cfg.frozen_frames:
+        if self._frozen.count and self._frozen_for_s() >= cfg.frozen_s - 1e-6:
             return FROZEN, (self._frozen.frame, self._frozen.time_s)
         lost = self._watch.lost
         if lost is not None and suspect:

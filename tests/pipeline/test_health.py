@@ -60,7 +60,7 @@ def test_samples_and_measures():
 
 
 def test_a_live_feed_raises_nothing():
-    feed = Feed(frozen_frames=5)
+    feed = Feed(frozen_s=1.0)
     feed.show(*(live(i) for i in range(40)))
     assert feed.events == []
     assert feed.health.lost is None
@@ -79,7 +79,7 @@ def test_blank_frames_lose_the_camera_from_the_first_one():
 
 
 def test_a_frozen_feed_is_dated_to_the_first_repeat():
-    feed = Feed(frozen_frames=4)
+    feed = Feed(frozen_s=0.8)
     feed.show(*(live(i) for i in range(5)))
     still = live(4)  # the last live picture, repeated
     assert feed.show(still, still, still) == []
@@ -90,10 +90,23 @@ def test_a_frozen_feed_is_dated_to_the_first_repeat():
     assert (back.frame, back.lost_s) == (11, pytest.approx(1.2))
 
 
+def test_frozen_is_judged_in_video_seconds_whatever_share_of_frames_is_looked_at():
+    for step in (1, 2):  # every frame, or one in two as a review reads them
+        health, events = FrameHealth(HealthConfig(frozen_s=1.0)), []
+        still = live(4)
+        pictures = [live(i) for i in range(4)] + [still] * 12
+        for n, picture in enumerate(pictures[::step]):
+            frame = n * step
+            events += [(frame, e) for e in health.update(picture, frame, frame / FPS)]
+        [(frame, lost)] = events  # the picture last changed at frame 4 (0.8 s)
+        assert lost.frame == 4 + step  # dated to the first repeat looked at
+        assert frame == {1: 9, 2: 10}[step]  # the first frame looked at 1 s on, not 5 repeats on
+
+
 def test_codec_noise_on_a_repeated_picture_still_reads_frozen():
     rng = np.random.default_rng(7)
     still = live(1)
-    feed = Feed(frozen_frames=3, frozen_diff_max=0.1)
+    feed = Feed(frozen_s=0.6, frozen_diff_max=0.1)
     feed.show(live(0))
     for _ in range(4):  # a few pixels flicker by a grey level, as re-encoding leaves them
         flicker = still.copy()
@@ -103,7 +116,7 @@ def test_codec_noise_on_a_repeated_picture_still_reads_frozen():
 
 
 def test_an_encoder_refining_the_frozen_picture_does_not_restore_the_camera():
-    feed = Feed(frozen_frames=3, frozen_diff_max=0.1, restore_diff_min=0.5)
+    feed = Feed(frozen_s=0.6, frozen_diff_max=0.1, restore_diff_min=0.5)
     still = live(3)
     feed.show(live(0), still, still, still, still)
     assert [e.reason for e in feed.events] == [FROZEN]
@@ -115,13 +128,13 @@ def test_an_encoder_refining_the_frozen_picture_does_not_restore_the_camera():
 
 
 def test_glitches_shorter_than_the_thresholds_are_ignored():
-    feed = Feed(blank_frames=3, frozen_frames=4)
+    feed = Feed(blank_frames=3, frozen_s=0.8)
     feed.show(live(0), blank(), blank(), live(1), live(2), live(2), live(2), live(3))
     assert feed.events == []
 
 
 def test_blank_after_frozen_stays_one_loss():
-    feed = Feed(blank_frames=3, frozen_frames=2)
+    feed = Feed(blank_frames=3, frozen_s=0.4)
     still = live(0)
     feed.show(live(1), still, still, still, blank(), blank(), blank(), blank())
     assert [type(e) for e in feed.events] == [CameraLost]

@@ -16,7 +16,6 @@ from pipeline.health import FrameHealth, HealthConfig
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "rules_oracle.json"
 FPS = 5
-FROZEN_FRAMES = 5  # one second at the clips' 5 fps
 
 
 def _evaluator():
@@ -74,7 +73,7 @@ def test_frame_health_finds_the_rendered_camera_losses_and_nothing_else(clips):
         # these clips are small and at 5 fps: a still table changes far more between two of
         # their frames than between two 25-fps full-resolution frames, for which the default
         # repeat threshold is set (measured on rendered 1080p clips; pipeline/health.py)
-        health = FrameHealth(HealthConfig(frozen_frames=FROZEN_FRAMES, frozen_diff_max=0.1))
+        health = FrameHealth(HealthConfig(frozen_diff_max=0.1))
         events = []
         with av.open(str(folder / "clip.mp4")) as container:
             for index, frame in enumerate(container.decode(container.streams.video[0])):
