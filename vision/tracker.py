@@ -119,8 +119,9 @@ class TrackerConfig:
     swap_min_move_frac: float = 0.25
     # Weight of the newest displacement in the velocity average (0: no motion model). Tiles
     # glide fast (a tile width or more a frame while a woodpile is built): predicting them on
-    # by their last step keeps them from neighbours' tracks (4 suite rounds, cached detector
-    # boxes, /tmp study: IDF1 0.626 -> 0.656 at 1.0 with the deadband below, 0.621 at 0.5).
+    # by their last step keeps them from neighbours' tracks (4 clean suite rounds, the
+    # detector's boxes as scripts/evaluate_perception.py caches them, tracker alone: IDF1
+    # 0.626 -> 0.656 at 1.0 with the deadband below, 0.621 at 0.5).
     velocity_smoothing: float = 1.0
     # A displacement below this share of the box's short side counts as jitter (no motion).
     velocity_min_move_frac: float = 0.1
@@ -282,7 +283,10 @@ class Tracker:
         cfg = self.config
         dets = _Dets.of(detections, cfg.min_face_confidence)
         before = {t.track_id: t.xyxy.copy() for t in self._tracks}
-        was_seen = {t.track_id for t in self._tracks if t.last_seen == self._last_frame}
+        recent = np.array(
+            [i for i, t in enumerate(self._tracks) if t.last_seen == self._last_frame], np.int64
+        )
+        was_seen = {self._tracks[i].track_id for i in recent}
         predicted = self._predicted_boxes()
         valid = np.flatnonzero(dets.confidence >= cfg.low_confidence)
         high = valid[dets.confidence[valid] >= cfg.high_confidence]
@@ -292,11 +296,7 @@ class Tracker:
         every = np.arange(len(self._tracks))
         pairs = self._match(dets, high, every, predicted, cfg.match_gate_norm)
         pairs += self._match(
-            dets,
-            _unused(low, pairs, 1),
-            _unused(self._recent(), pairs, 0),
-            predicted,
-            cfg.match_gate_norm,
+            dets, _unused(low, pairs, 1), _unused(recent, pairs, 0), predicted, cfg.match_gate_norm
         )
         pairs += self._reacquire(dets, _unused(high, pairs, 1), pairs, cfg.reacquire_gate_norm)
         pairs += self._spawn_or_reuse(dets, _unused(high, pairs, 1), pairs, frame_index)
@@ -310,12 +310,6 @@ class Tracker:
         return self._snapshots(frame_index)
 
     # --- matching stages ---
-    def _recent(self) -> np.ndarray:
-        """Indices of the tracks seen last frame."""
-        return np.array(
-            [i for i, t in enumerate(self._tracks) if t.last_seen == self._last_frame], np.int64
-        )
-
     def _predicted_boxes(self) -> np.ndarray:
         """Track boxes ``(T, 4)`` expected now: moved by velocity only if seen last frame."""
         boxes = [
@@ -545,8 +539,9 @@ class Tracker:
             t.velocity = np.zeros(4)
             if not t.is_tile:
                 continue
-            if t.held and self._hand_over(t.xyxy, moving) is not None:
-                t.xyxy = self._with_hand(t.xyxy, moving)
+            holder = self._hand_over(t.xyxy, moving) if t.held else None
+            if holder is not None:
+                t.xyxy = _moved_with(t.xyxy, *holder)
                 continue
             t.held = False  # put down (or never taken)
             if len(hands) and cover_matrix(t.xyxy[None], hands).max() >= cfg.hand_cover_frac:
@@ -578,10 +573,7 @@ class Tracker:
     def _with_hand(self, box: np.ndarray, hands: list[tuple[np.ndarray, np.ndarray]]):
         """``box`` moved by the centre shift of the hand that covered it last frame."""
         over = self._hand_over(box, hands)
-        if over is None:
-            return box
-        was, now = over
-        return box + np.tile((now[:2] + now[2:] - was[:2] - was[2:]) / 2, 2)
+        return box if over is None else _moved_with(box, *over)
 
     def _expire(self, frame_index: int) -> None:
         cfg = self.config
@@ -628,6 +620,11 @@ class Tracker:
 
 
 TileTracker = Tracker
+
+
+def _moved_with(box: np.ndarray, was: np.ndarray, now: np.ndarray) -> np.ndarray:
+    """``box (4,)`` moved by the shift of a hand box's centre from ``was`` to ``now``."""
+    return box + np.tile((now[:2] + now[2:] - was[:2] - was[2:]) / 2, 2)
 
 
 def _betting(zone: str | None) -> bool:
