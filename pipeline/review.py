@@ -45,7 +45,7 @@ from pipeline.journal import Journal
 from pipeline.layout import Layout
 from pipeline.report import REPORT_FILE, RunInfo, Unreadable, write_report
 from pipeline.runner import FrameResult, PipelineConfig, TablePipeline
-from pipeline.sources import Gap, Source, open_source
+from pipeline.sources import Gap, ReadAhead, Source, open_source
 from vision.draw import (
     DEFAULT_STYLE,
     SEVERITY_COLOURS,
@@ -93,6 +93,9 @@ class ReviewConfig:
     # files, faces harder to make out
     snapshot_ring_s: float = 6.0  # video seconds of frames kept (JPEG) for start-frame
     # snapshots; higher: irregularities revealed later still get their first frame, more memory
+    snapshot_every_s: float = 0.2  # one frame kept per this many video seconds (each is a
+    # JPEG encoding, 5 ms at 1080p); a snapshot shows the start, or the kept frame before it
+    # (its frame index in the alert's evidence); lower: closer to the start, slower
     jpeg_quality: int = 85
     pipeline: PipelineConfig | None = None
 
@@ -123,16 +126,17 @@ class ReviewResult:
     skipped_still: int = 0  # frames at a stride step not processed: the picture was still
 
 
-def open_video(path: Path, camera: str) -> Source:
-    """The frames and gaps of a video file (or an image folder); ValueError (one line) for a
-    missing file, a file that is not a video, a video without a picture size."""
+def open_video(path: Path, camera: str, keep_every: int = 1) -> Source:
+    """The frames and gaps of a video file (or an image folder), read ahead by a worker
+    thread; only frames whose index is a multiple of ``keep_every``. ValueError (one line) for
+    a missing file, a file that is not a video, a video without a picture size."""
     if not path.exists():
         raise ValueError(f"{path}: no such file")
-    source = open_source(str(path), camera_id=camera)
+    source = open_source(str(path), camera_id=camera, keep_every=keep_every)
     if source.size_wh is None:
         source.close()
         raise ValueError(f"{path}: the video has no picture size")
-    return source
+    return ReadAhead(source)
 
 
 def probe_video(path: Path) -> VideoInfo:
@@ -169,30 +173,51 @@ class _Kept:
 
 
 class SnapshotRing:
-    """The processed frames of the last ``keep_s`` video seconds, JPEG-encoded at most
-    ``width_px`` wide: an alert is raised some frames after its irregularity began, and its
-    snapshot shows the beginning."""
+    """Processed frames of the last ``keep_s`` video seconds, JPEG-encoded at most ``width_px``
+    wide, one every ``every_s`` (encoding is the costly part), and the newest frame always: an
+    alert is raised some frames after its irregularity began, and its snapshot shows the
+    beginning, or the nearest kept frame before it."""
 
-    def __init__(self, keep_s: float, width_px: int, jpeg_quality: int) -> None:
+    def __init__(
+        self, keep_s: float, width_px: int, jpeg_quality: int, every_s: float = 0.0
+    ) -> None:
         self.keep_s, self.width_px, self.jpeg_quality = keep_s, width_px, jpeg_quality
+        self.every_s = every_s
         self._kept: deque[_Kept] = deque()
+        self._newest: tuple[Frame, tuple[Track, ...]] | None = None  # not encoded until needed
+        self._newest_kept: _Kept | None = None  # the newest frame once encoded
 
     def push(self, frame: Frame, tracks: list[Track]) -> None:
-        small, scale = fit_width(frame.image, self.width_px)
-        ok, jpeg = cv2.imencode(".jpg", small, [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality])
-        if not ok:
-            raise ValueError(f"frame {frame.index}: JPEG encoding failed")
-        self._kept.append(_Kept(frame.index, frame.time_s, jpeg, scale, tuple(tracks)))
-        while self._kept[0].time_s < frame.time_s - self.keep_s:
+        if self._newest is not None and self._due(self._newest[0]):
+            self._kept.append(self._encoded_newest())
+        self._newest, self._newest_kept = (frame, tuple(tracks)), None
+        while self._kept and self._kept[0].time_s < frame.time_s - self.keep_s:
             self._kept.popleft()
+
+    def _due(self, frame: Frame) -> bool:
+        return not self._kept or frame.time_s >= self._kept[-1].time_s + self.every_s - 1e-9
+
+    def _encoded_newest(self) -> _Kept:
+        if self._newest_kept is None:
+            assert self._newest is not None
+            frame, tracks = self._newest
+            small, scale = fit_width(frame.image, self.width_px)
+            quality = [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality]
+            ok, jpeg = cv2.imencode(".jpg", small, quality)
+            if not ok:
+                raise ValueError(f"frame {frame.index}: JPEG encoding failed")
+            self._newest_kept = _Kept(frame.index, frame.time_s, jpeg, scale, tracks)
+        return self._newest_kept
 
     def at_or_before(self, index: int) -> _Kept | None:
         """The latest kept frame at or before ``index``; the newest one when ``index`` is no
         longer (or not yet) kept; None when nothing is kept."""
+        if self._newest is not None and self._newest[0].index <= index:
+            return self._encoded_newest()
         earlier = [k for k in self._kept if k.index <= index]
         if earlier:
             return earlier[-1]
-        return self._kept[-1] if self._kept else None
+        return None if self._newest is None else self._encoded_newest()
 
 
 def _severity_colour(alert: Alert) -> tuple[int, int, int]:
@@ -335,7 +360,10 @@ class ReviewWriter:
         self._events = open(out_dir / EVENTS_FILE, "w", encoding="utf-8")  # noqa: SIM115
         self._alerts = open(out_dir / ALERTS_FILE, "w", encoding="utf-8")  # noqa: SIM115
         self._ring = SnapshotRing(
-            config.snapshot_ring_s, config.snapshot_width_px, config.jpeg_quality
+            config.snapshot_ring_s,
+            config.snapshot_width_px,
+            config.jpeg_quality,
+            config.snapshot_every_s,
         )
         self._video: AnnotatedVideo | None = None
         if config.video_width_px:
@@ -582,7 +610,7 @@ def _run(
             continue
         for frame in skip.take(item, keep_watching(pipe, result)):
             result = _step(pipe, frame, writer, emit, found)
-        bar.update(1)
+        bar.update(item.index + 1 - bar.n)  # frames read, those not given included
     for frame in skip.flush():
         _step(pipe, frame, writer, emit, found)
     final_events, final_alerts = pipe.finish()
@@ -679,7 +707,7 @@ def review(
         raise ValueError(f"{out_dir}: already holds a review ({JOURNAL_FILE}); choose another")
     start = time.perf_counter()
     with ExitStack() as stack:
-        source = stack.enter_context(open_video(video, config.table))
+        source = stack.enter_context(open_video(video, config.table, config.stride))
         info = _info(video, source)
         pipe = pipe or TablePipeline(config.table, layout, pipeline_config(config))
         out_dir.mkdir(parents=True, exist_ok=True)

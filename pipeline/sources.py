@@ -38,6 +38,7 @@ in progress at its next item (a live read in progress within ``read_timeout_s``)
 
 from __future__ import annotations
 
+import queue
 import re
 import sys
 import threading
@@ -93,6 +94,9 @@ class SourceConfig:
     # are bridged silently; lower: every lost frame reported, more camera_lost for hiccups
     camera_id: str = ""  # Frame.camera_id; empty: the SOURCE text
     rtsp_transport: str = "tcp"  # "tcp" passes firewalls and loses nothing; "udp" has less lag
+    keep_every: int = 1  # files and folders: give only frames whose index is a multiple of
+    # this (a review at a stride); the others are decoded as the codec needs, but neither
+    # converted nor read from disk: several times cheaper than dropping them downstream
 
 
 class Source(Protocol):
@@ -137,6 +141,8 @@ def _check_config(cfg: SourceConfig) -> None:
             raise SourceError(f"{name} must be > 0, not {getattr(cfg, name)}")
     if cfg.fps is not None and cfg.fps <= 0:
         raise SourceError(f"fps must be > 0, not {cfg.fps}")
+    if cfg.keep_every < 1:
+        raise SourceError(f"keep_every must be at least 1, not {cfg.keep_every}")
 
 
 class _Timeline:
@@ -146,19 +152,20 @@ class _Timeline:
     increasing, so indices skip across a gap as the frames would have.
     """
 
-    def __init__(self, fps: float, min_gap_s: float) -> None:
-        self._fps, self._min_gap_s = fps, min_gap_s
+    def __init__(self, fps: float, min_gap_s: float, step: int = 1) -> None:
+        self._fps, self._min_gap_s, self._step = fps, min_gap_s, step
         self._last_s: float | None = None
-        self._last_index = -1
+        self._last_index = -step
 
     @property
     def next_index(self) -> int:
-        return self._last_index + 1
+        return self._last_index + self._step
 
     @property
     def expected_s(self) -> float:
-        """When the next picture is due: one period after the last (0 before the first)."""
-        return 0.0 if self._last_s is None else self._last_s + 1.0 / self._fps
+        """When the next picture is due: ``step`` periods after the last (0 before the
+        first); a source that gives 1 picture in ``step`` expects no more."""
+        return 0.0 if self._last_s is None else self._last_s + self._step / self._fps
 
     def advance(self, time_s: float) -> int:
         """The index of a picture at ``time_s`` (after every earlier one)."""
@@ -266,6 +273,88 @@ class _Source:
         self.close()
 
 
+class ReadAhead:
+    """A file or folder source read by a worker thread up to ``depth`` items ahead of its
+    consumer, so that decoding the next frames overlaps the work on this one (PyAV, OpenCV and
+    NumPy let go of the GIL while they work). The items, their order and the errors raised are
+    the source's own; a live source gains nothing (it already runs at its own pace).
+    ``close()`` (any thread) stops the worker and closes the source."""
+
+    def __init__(self, source: Source, depth: int = 4) -> None:
+        if depth < 1:
+            raise ValueError(f"depth must be at least 1, not {depth}")
+        self.source, self._depth = source, depth
+        self._stop = threading.Event()
+        self._worker: threading.Thread | None = None
+
+    def __getattr__(self, name: str):  # fps, size_wh, live, duration_s ... of the source
+        return getattr(self.source, name)
+
+    def __iter__(self) -> Iterator[Frame | Gap]:
+        if self._worker is not None:
+            raise RuntimeError("a source can be read once")
+        items: queue.Queue = queue.Queue(self._depth)
+        self._worker = threading.Thread(target=self._read, args=(items,), daemon=True)
+        self._worker.start()
+        return self._take(items)
+
+    def _read(self, items: queue.Queue) -> None:
+        try:
+            for item in self.source:
+                if not self._put(items, item):
+                    return
+        except BaseException as exc:  # handed to the consumer, raised there
+            self._put(items, _Failed(exc))
+            return
+        self._put(items, _END)
+
+    def _put(self, items: queue.Queue, item) -> bool:
+        """Queue ``item`` once there is room; False when stopped first."""
+        while not self._stop.is_set():
+            try:
+                items.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _take(self, items: queue.Queue) -> Iterator[Frame | Gap]:
+        try:
+            while not self._stop.is_set():
+                try:
+                    item = items.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if item is _END:
+                    return
+                if isinstance(item, _Failed):
+                    raise item.error
+                yield item
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self.source.close()
+        worker = self._worker
+        if worker is not None and worker is not threading.current_thread():
+            worker.join()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+_END = object()  # the worker's last item: the source has no more
+
+
 def _why(exc: BaseException) -> str:
     """An exception in words: its OS or FFmpeg error text, else its message or type."""
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
@@ -358,7 +447,9 @@ class VideoFileSource(_Source):
             index, gap = placed
             if gap is not None:
                 yield gap
-            yield Frame(self.config.camera_id, index, time_s, picture.to_ndarray(format="bgr24"))
+            if index % self.config.keep_every == 0:
+                image = picture.to_ndarray(format="bgr24")
+                yield Frame(self.config.camera_id, index, time_s, image)
         end_s = self.duration_s
         end_reason = f"no readable video after {timeline.expected_s:.2f} s of the {end_s} s stated"
         gap = timeline.gap_until(end_s, f"{end_reason} (truncated or damaged file)")
@@ -411,8 +502,10 @@ class ImageFolderSource(_Source):
         self.size_wh = None if first is None else (first.shape[1], first.shape[0])
 
     def _items(self) -> Iterator[Frame | Gap]:
-        timeline = _Timeline(self.fps, self.config.min_gap_s)
+        timeline = _Timeline(self.fps, self.config.min_gap_s, self.config.keep_every)
         for number, path in enumerate(self._paths):
+            if number % self.config.keep_every:  # not read at all
+                continue
             image = _read_image(path)
             if image is None:
                 continue

@@ -24,8 +24,9 @@ its own. A mode is ``NAME[:STRIDE][+OPTION...]``:
   equally good runs differ.
 
 Options: ``threads`` (FFmpeg frame threads for decoding), ``nonref`` (frames no other frame
-refers to are not decoded: with this clip's B-pyramid, every other frame), ``stillN``
-(review: skip still frames, one in N kept).
+refers to are not decoded: with this clip's B-pyramid, every other frame), ``ahead`` (frames
+read as ``paigow review`` reads them: a worker thread decodes ahead, only the stride's frames
+are converted), ``stillN`` (review: skip still frames, one in N kept).
 
 Printed: frames of video per second end to end (decode included), the ratio to real time, to
 the decode floor and to ultralytics, median and p90 milliseconds per processed frame (pipeline
@@ -67,9 +68,22 @@ def frames(clip: Path, limit: int | None, stride: int = 1, options: frozenset = 
     """``(index, time_s, fps, image or None)`` of the clip; ``image`` is converted to BGR only
     on every ``stride``-th frame. Options: ``threads`` (FFmpeg frame threads), ``nonref``
     (frames no other frame refers to are not decoded at all: with this clip's B-pyramid, every
-    other frame; an encoder without B-frames gives every frame)."""
+    other frame; an encoder without B-frames gives every frame), ``ahead`` (read as ``paigow
+    review`` reads: :func:`pipeline.review.open_video`, a worker thread decoding ahead; only
+    every ``stride``-th frame is given)."""
     import av
 
+    if "ahead" in options:
+        from pipeline.review import open_video
+        from vision.types import Frame
+
+        with open_video(clip, "bench", stride) as source:
+            for item in source:
+                if isinstance(item, Frame):
+                    if limit is not None and item.index >= limit:
+                        break
+                    yield item.index, item.time_s, source.fps, item.image
+        return
     with av.open(str(clip)) as container:
         stream = container.streams.video[0]
         if "threads" in options:
@@ -537,7 +551,7 @@ def _mode(spec: str) -> str:
     if mode not in MODES or not (stride == "" or stride.isdigit()):
         raise argparse.ArgumentTypeError(f"not a mode: {spec!r}")
     still = [o for o in opts if o.startswith("still")]
-    if set(opts) - {"threads", "nonref", "noise", *still}:
+    if set(opts) - {"threads", "nonref", "noise", "ahead", *still}:
         raise argparse.ArgumentTypeError(f"unknown option in {spec!r}")
     if any(not o.removeprefix("still").isdigit() for o in still) or (still and mode != "review"):
         raise argparse.ArgumentTypeError(f"stillN is a review option with a number: {spec!r}")

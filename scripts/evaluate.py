@@ -42,7 +42,8 @@ from tqdm import tqdm
 from pipeline.alerts import Alert, AlertState, to_dict
 from pipeline.events import TableEvent, describe
 from pipeline.layout import layout_from_scenario
-from pipeline.runner import PipelineConfig, TablePipeline
+from pipeline.review import ReviewConfig, keep_watching, pipeline_config, still_skip
+from pipeline.runner import TablePipeline
 from vision.metrics import DetectionEvaluator
 from vision.types import DETECTOR_CLASSES, Detections, Frame, Track
 
@@ -60,6 +61,8 @@ class InputError(Exception):
 class RunConfig:
     limit_frames: int | None = None  # stop after this many frames (quick tests)
     stride: int = 1  # process 1 frame in this many (as review mode); 1: every frame
+    still_stride: int = 1  # and 1 in this many while the picture stays still, as review
+    # mode chooses frames (pipeline.review.StillSkip); at most stride: off
     map_every: int = MAP_EVERY
     progress: bool = True
 
@@ -97,9 +100,12 @@ def check_clip(folder: Path) -> Path:
 
 
 def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
-    """Decoded frames of ``clip.mp4`` through a fresh :class:`TablePipeline`, then finish()."""
-    pipe = TablePipeline(TABLE, layout_from_scenario(scenario), PipelineConfig())
-    fps, seen = scenario["fps"], Observed()
+    """Decoded frames of ``clip.mp4`` through a fresh :class:`TablePipeline`, then finish():
+    every frame, or the frames ``paigow review`` would process with the same strides."""
+    review = ReviewConfig(stride=config.stride, still_stride=config.still_stride)
+    pipe = TablePipeline(TABLE, layout_from_scenario(scenario), pipeline_config(review))
+    skip = still_skip(review, pipe)
+    fps, seen, result = scenario["fps"], Observed(), None
     total = min(scenario["n_frames"], config.limit_frames or scenario["n_frames"])
     start = time.perf_counter()
     with (
@@ -114,17 +120,25 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
             if index % config.stride:
                 continue
             frame = Frame(clip.name, index, index / fps, picture.to_ndarray(format="bgr24"))
-            result = pipe.process(frame, WALL_TIME)
-            seen.alerts += result.alerts
-            seen.events += result.events
-            seen.tracks[index] = result.tracks
-            if index % config.map_every == 0:
-                seen.detections[index] = result.detections
+            for chosen in skip.take(frame, keep_watching(pipe, result)):
+                result = _process(pipe, chosen, seen, config)
+    for chosen in skip.flush():
+        _process(pipe, chosen, seen, config)
     events, alerts = pipe.finish(WALL_TIME)
     seen.wall_s = time.perf_counter() - start
     seen.events += events
     seen.alerts += alerts
     return seen
+
+
+def _process(pipe: TablePipeline, frame: Frame, seen: Observed, config: RunConfig):
+    result = pipe.process(frame, WALL_TIME)
+    seen.alerts += result.alerts
+    seen.events += result.events
+    seen.tracks[frame.index] = result.tracks
+    if frame.index % config.map_every == 0:
+        seen.detections[frame.index] = result.detections
+    return result
 
 
 def add_detections(evaluator: DetectionEvaluator, objects: list[dict], det: Detections | None):
@@ -296,6 +310,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, help="write the summary and per-clip figures here")
     p.add_argument("--limit-frames", type=int, help="only the first N frames of each clip")
     p.add_argument("--stride", type=int, default=1, help="process 1 frame in N (default 1)")
+    p.add_argument(
+        "--still-stride",
+        type=int,
+        default=1,
+        help="and 1 in N while the picture stays still, as `paigow review` (default 1: off)",
+    )
     p.add_argument("--map-every", type=int, default=MAP_EVERY, help="AP on 1 frame in N")
     p.add_argument("--golden", type=Path, help="floors and ceilings for the summary (JSON)")
     p.add_argument("--check", action="store_true", help="exit 1 when --golden is not met")
@@ -307,7 +327,7 @@ def _inputs(args: argparse.Namespace) -> tuple[list[Path], dict | None]:
     """Clip folders and golden figures, checked before any clip runs."""
     if args.check and args.golden is None:
         raise InputError("--check needs --golden")
-    for name in ("limit_frames", "stride", "map_every"):
+    for name in ("limit_frames", "stride", "still_stride", "map_every"):
         if (value := getattr(args, name)) is not None and value < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {value}")
     clips = list(args.clips) + (suite_clips(args.suite) if args.suite else [])
@@ -341,7 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         clips, golden = _inputs(args)
-        config = RunConfig(args.limit_frames, args.stride, args.map_every, not args.quiet)
+        config = RunConfig(
+            args.limit_frames, args.stride, args.still_stride, args.map_every, not args.quiet
+        )
         summary, figures = evaluate_all(clips, config)
     except InputError as err:
         print(f"evaluate: {err}", file=sys.stderr)

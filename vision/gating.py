@@ -132,6 +132,11 @@ def grey_small(image: np.ndarray, scale: float) -> np.ndarray:
     >>> grey_small(np.full((8, 12, 3), 200, np.uint8), 0.25).shape
     (2, 3)
     """
+    global _LAST_GREY
+    last = _LAST_GREY  # one read: another thread may replace it
+    if last is not None and last[0] is image and last[1] == scale:
+        return last[2]
+    source = image
     h, w = image.shape[:2]
     target = (max(1, round(w * scale)), max(1, round(h * scale)))
     while image.shape[1] >= 2 * target[0] and image.shape[1] % 2 == 0 == image.shape[0] % 2:
@@ -140,7 +145,15 @@ def grey_small(image: np.ndarray, scale: float) -> np.ndarray:
         )
     if (image.shape[1], image.shape[0]) != target:
         image = cv2.resize(image, target, interpolation=cv2.INTER_AREA)
-    return cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    grey = cv2.cvtColor(image, cv2.COLOR_BGR2GRAY)
+    _LAST_GREY = (source, scale, grey)
+    return grey
+
+
+# The last picture reduced: a review's frame chooser and then the gate ask for the same frame's
+# grey in turn, and it is made once (the picture is held, so its identity is not reused). The
+# grey is shared: a caller that changes it in place copies it first.
+_LAST_GREY: tuple[np.ndarray, float, np.ndarray] | None = None
 
 
 def changed_boxes(
@@ -323,7 +336,7 @@ class GatedDetector:
 
     def _full(self, image: np.ndarray, current: np.ndarray, index: int, reason: str) -> None:
         self._detections = self.detector.detect(image)
-        self._reference = current
+        self._reference = current.copy()  # updated in place by regions; ``current`` is shared
         self._last_full_index = index
         self._unsettled = False
         self.stats.full += 1

@@ -31,16 +31,16 @@ def evaluator():
 
 @pytest.mark.slow
 def test_demo_clip_end_to_end_meets_the_golden_file(evaluator, tmp_path, capsys):
-    # 1 frame in 2, as review mode: every frame takes ~90 s on 2 shared cores, 1 in 2 ~55 s;
-    # the golden floors hold for both (measured)
+    # the frames `paigow demo` reviews (1 in 2, 1 in 8 while the table is still): every frame
+    # takes ~90 s on 2 shared cores, these ~40 s; the golden floors hold for both (measured)
     out = tmp_path / "e2e.json"
-    argv = [str(DEMO), "--stride", "2", "--golden", str(GOLDEN), "--check", "--out", str(out)]
-    code = evaluator.main([*argv, "--quiet"])
+    argv = [str(DEMO), "--stride", "2", "--still-stride", "8", "--golden", str(GOLDEN)]
+    code = evaluator.main([*argv, "--check", "--out", str(out), "--quiet"])
     printed = capsys.readouterr().out
     assert code == 0, printed
     report = json.loads(out.read_text())
     n_frames = json.loads((DEMO / "scenario.json").read_text())["n_frames"]
-    assert report["clips"][0]["frames"] == (n_frames + 1) // 2
+    assert n_frames // 3 < report["clips"][0]["frames"] < (n_frames + 1) // 2  # still ones skipped
     assert report["summary"]["lifecycle"]["open"] == report["summary"]["lifecycle"]["close"]
 
 

@@ -122,6 +122,18 @@ def test_snapshot_ring_keeps_recent_frames_and_falls_back_to_the_newest():
     assert ring.at_or_before(58).scale == pytest.approx(0.4)
 
 
+def test_snapshot_ring_keeps_one_frame_in_every_s_and_the_newest_always():
+    ring = SnapshotRing(keep_s=10.0, width_px=64, jpeg_quality=80, every_s=0.2)
+    for index in range(0, 30, 2):  # 0.08 s apart at 25 fps
+        ring.push(Frame("T1", index, index / FPS, np.full((90, 160, 3), index, np.uint8)), [])
+    assert [k.index for k in ring._kept] == [0, 6, 12, 18, 24]  # 0.24 s apart
+    assert ring.at_or_before(28).index == 28  # the newest, encoded when asked for
+    assert ring.at_or_before(27).index == 24
+    assert ring.at_or_before(5).index == 0
+    pixel = cv2.imdecode(ring.at_or_before(28).jpeg, cv2.IMREAD_GRAYSCALE)[0, 0]
+    assert abs(int(pixel) - 28) <= 2
+
+
 def test_snapshot_of_a_start_no_longer_kept_says_which_frame_it_shows(tmp_path):
     info = probe_video(write_video(tmp_path / "clip.mp4", 3))
     config = ReviewConfig(video_width_px=None, snapshot_ring_s=0.1)

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pipeline.sources import Gap, SourceError, open_source
+from pipeline.sources import Gap, ReadAhead, SourceError, open_source
 from vision.types import Frame
 
 WAIT_S = 10.0
@@ -78,6 +78,61 @@ def test_a_whole_file_gives_every_frame_at_its_time(clips):
         (120, 160, 3),
         np.uint8,
     )
+
+
+def test_keep_every_gives_the_frames_at_its_multiples_with_their_own_pictures(clips):
+    whole = frames_of(read_all(open_source(str(clips["mp4"]))))
+    kept = read_all(open_source(str(clips["mp4"]), keep_every=4))
+    assert not gaps_of(kept)
+    assert [f.index for f in kept] == list(range(0, N_FRAMES, 4))
+    for frame in kept:
+        assert np.array_equal(frame.image, whole[frame.index].image)
+
+
+def test_keep_every_in_a_folder_reads_no_other_image_and_sees_no_gap_between(tmp_path):
+    folder = write_images(tmp_path / "shots", 14, unreadable=range(5, 7))
+    items = read_all(open_source(str(folder), fps=10, keep_every=4))
+    assert [(f.index, int(f.image[0, 0, 0])) for f in frames_of(items)] == [
+        (0, 0),
+        (4, 4),
+        (8, 8),
+        (12, 12),
+    ]
+    assert not gaps_of(items)  # the unreadable images 5 and 6 were never read
+
+
+def test_read_ahead_gives_the_same_items_and_raises_the_sources_error(clips, tmp_path):
+    direct = read_all(open_source(str(damage(clips["mp4"], tmp_path / "bad.mp4", 0.5, 3000))))
+    ahead = read_all(ReadAhead(open_source(str(tmp_path / "bad.mp4")), depth=2))
+    assert [type(i) for i in ahead] == [type(i) for i in direct]
+    assert [i.index for i in ahead] == [i.index for i in direct]
+    assert ahead[0].image.tobytes() == direct[0].image.tobytes()
+
+    class Broken:
+        fps = FPS
+
+        def __iter__(self):
+            yield Gap(0, 0.0, 1.0, "before")
+            raise OSError("disk gone")
+
+        def close(self):
+            pass
+
+    got = []
+    with pytest.raises(OSError, match="disk gone"):
+        for item in ReadAhead(Broken()):
+            got.append(item)
+    assert got == [Gap(0, 0.0, 1.0, "before")]
+    assert ReadAhead(Broken()).fps == FPS
+
+
+def test_read_ahead_closed_early_stops_its_worker(clips):
+    ahead = ReadAhead(open_source(str(clips["mp4"])), depth=1)
+    items = iter(ahead)
+    assert next(items).index == 0
+    ahead.close()
+    assert not ahead._worker.is_alive()
+    assert list(items) == []
 
 
 def damage(path: Path, out: Path, at: float, length: int) -> Path:
