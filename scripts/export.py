@@ -2,6 +2,7 @@
 
     python scripts/export.py detector .cache/runs/detector/weights/best.pt
     python scripts/export.py faces .cache/runs/faces/weights/best.pt
+    python scripts/export.py faces_down .cache/faces_down/runs/faces_down/weights/best.pt
 
 The detector is exported with batch 1 and a free input height and width (multiples of 32): the
 whole scaled frame (960x544, the manifest's ``input_wh``) for a full detection, and regions of it
@@ -79,7 +80,7 @@ def export(name: str, weights: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Export weights to models/*.onnx")
-    p.add_argument("name", choices=["detector", "faces"])
+    p.add_argument("name", choices=["detector", "faces", "faces_down"])
     p.add_argument("weights", type=Path)
     args = p.parse_args(argv)
     export(args.name, args.weights.resolve())

@@ -71,10 +71,13 @@ class Detections:
             None if self.obb is None else self.obb[mask],
         )
 
-    def with_faces(self, face: np.ndarray, face_confidence: np.ndarray) -> Detections:
+    def with_faces(
+        self, face: np.ndarray, face_confidence: np.ndarray, class_id: np.ndarray | None = None
+    ) -> Detections:
+        """The same boxes with faces read (and ``class_id`` where the reading changed it)."""
         return Detections(
             self.xyxy,
-            self.class_id,
+            self.class_id if class_id is None else np.asarray(class_id, np.int32),
             self.confidence,
             np.asarray(face, np.int32),
             np.asarray(face_confidence, np.float32),

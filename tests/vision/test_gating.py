@@ -271,16 +271,20 @@ def test_change_mask_helpers():
 
 
 class CountingReader:
-    """Reads every face as ``face = 7``, counting the boxes it was asked to read."""
+    """Reads every face-up tile and die as ``face = 7``, and face-down tiles as face down (a
+    face-down tile whose box starts at x = 900 as face up, ``face = 9``), counting the boxes it
+    was asked to read."""
 
     def __init__(self):
         self.boxes_read = 0
 
     def __call__(self, image, detections):
+        self.boxes_read += len(detections)
+        turned = (detections.class_id == TILE_DOWN) & (detections.xyxy[:, 0] == 900)
         want = np.isin(detections.class_id, (TILE_UP, DIE))
-        self.boxes_read += int(want.sum())
-        face = np.where(want, 7, -1)
-        return detections.with_faces(face, np.where(want, 0.99, 0.0))
+        face = np.where(want, 7, np.where(turned, 9, -1))
+        class_id = np.where(turned, TILE_UP, detections.class_id)
+        return detections.with_faces(face, np.where(face >= 0, 0.99, 0.0), class_id)
 
 
 def test_face_cache_reads_once_per_unchanged_box():
@@ -293,11 +297,31 @@ def test_face_cache_reads_once_per_unchanged_box():
     )
     for _ in range(5):
         out = cache(image, d)
-    assert reader.boxes_read == 2  # the face-up tile and the die, once
-    assert out.face.tolist() == [7, -1, 7] and cache.stats.reused == 8
+    assert reader.boxes_read == 3  # each box once: the face-down one too, once it rests
+    assert out.face.tolist() == [7, -1, 7] and cache.stats.reused == 11
     jitter = dets([(TILE_UP, 300.4, 199.7, 335.3, 270.4), (DIE, 50, 50, 70, 70)])
     cache(image, jitter)
-    assert reader.boxes_read == 2  # within box_tolerance_px
+    assert reader.boxes_read == 3  # within box_tolerance_px
+
+
+def test_face_cache_keeps_the_class_its_reading_gave():
+    reader = CountingReader()
+    cache = FaceCache(reader)
+    d = dets([(TILE_DOWN, 900, 500, 935, 570), (TILE_DOWN, 500, 500, 535, 570)])
+    for _ in range(3):
+        out = cache(felt(), d)
+    assert reader.boxes_read == 2
+    assert out.class_id.tolist() == [TILE_UP, TILE_DOWN] and out.face.tolist() == [9, -1]
+
+
+def test_face_cache_checks_a_face_down_tile_only_once_it_rests():
+    reader = CountingReader()
+    cache = FaceCache(reader)
+    for step in range(6):  # a face-down tile slides 10 px a frame, then stops
+        x = 900 + 10 * min(step, 3)
+        out = cache(felt(), dets([(TILE_DOWN, x, 500, x + 35, 570)]))
+        assert reader.boxes_read == (step >= 4)
+    assert out.class_id.tolist() == [TILE_DOWN]  # the counting reader turns up only x = 900
 
 
 def test_face_cache_reads_again_when_the_box_moves_or_the_pixels_change():

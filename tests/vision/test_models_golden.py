@@ -5,17 +5,25 @@ from pathlib import Path
 
 import pytest
 
+import numpy as np
+
 from vision.detector import Detector, FaceReader
 from vision.evaluation import detection_metrics, face_accuracy
 from vision.synth.fixed_set import fixed_set
+from vision.types import TILE_DOWN, TILE_UP, Detections
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "models.json"
 
 
 @pytest.fixture(scope="module")
-def measured():
+def rendered():
     golden = json.loads(GOLDEN.read_text())
-    images, crops, labels = fixed_set(golden["fixed_set"]["n_images"])
+    return golden, fixed_set(golden["fixed_set"]["n_images"])
+
+
+@pytest.fixture(scope="module")
+def measured(rendered):
+    golden, (images, crops, labels) = rendered
     det = detection_metrics(Detector(), images)
     faces = face_accuracy(FaceReader(), crops, labels)
     return golden, det, faces
@@ -32,3 +40,21 @@ def test_face_reading_meets_the_golden_metrics(measured):
     golden, _, faces = measured
     for kind, floor in golden["face_accuracy_min"].items():
         assert faces[kind]["accuracy"] >= floor, (kind, faces[kind])
+
+
+def test_the_reader_turns_up_face_up_tiles_called_face_down_and_no_face_down_one(rendered):
+    """Every tile of the fixed set given to the reader as a face-down box: the face-up ones
+    must come back face up with a face, the face-down ones must stay face down."""
+    golden, (images, _, _) = rendered
+    reader, turned = FaceReader(), {TILE_UP: [], TILE_DOWN: []}
+    for item in images:
+        tiles = np.isin(item.classes, (TILE_UP, TILE_DOWN))
+        called_down = Detections.from_arrays(
+            item.boxes[tiles], np.full(tiles.sum(), TILE_DOWN), np.full(tiles.sum(), 0.9)
+        )
+        read = reader(item.image, called_down)
+        for truth, cls, face in zip(item.classes[tiles], read.class_id, read.face, strict=True):
+            turned[truth].append(cls == TILE_UP and face >= 0)
+    floors = golden["turned_up"]
+    assert np.mean(turned[TILE_UP]) >= floors["face_up_min"], np.mean(turned[TILE_UP])
+    assert np.mean(turned[TILE_DOWN]) <= floors["face_down_max"], sum(turned[TILE_DOWN])
