@@ -47,7 +47,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 from build_datasets import FACE_MIN_VISIBILITY, jitter_box  # scripts/ on sys.path
-from train_gpu import face_crops
+from train_gpu import FACE_TRAINING, face_crops
 
 from vision.faces import FACE_CLASSES, FACE_UP_MIN_PROBABILITY, TILE_DOWN, crop_square, turned_up
 
@@ -221,16 +221,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         save_period=1,
         warmup_epochs=args.warmup,
         **({"lr0": args.lr0, "optimizer": "AdamW"} if args.lr0 else {}),
-        fliplr=0.5,
-        flipud=0.5,
-        hsv_h=0.3,
-        hsv_s=0.7,
-        hsv_v=0.5,
-        erasing=0.2,
-        scale=0.25,  # random crops keep 75-100% of the area: both halves of a tile stay in
-        auto_augment=None,
-        patience=1000,
-        seed=0,
+        **FACE_TRAINING,
     )
     print(f"trained in {(time.perf_counter() - t0) / 60:.1f} min: {args.work / 'runs'}")
     return 0

@@ -62,6 +62,21 @@ from vision.faces import crop_square  # noqa: E402
 FACE_GAP_FRAMES = {"tile": 36, "die": 3, "die_tipped": 1}
 
 
+# How the face reader is trained, besides its data and schedule (scripts/train_faces_down.py too)
+FACE_TRAINING = {
+    "fliplr": 0.5,
+    "flipud": 0.5,
+    "hsv_h": 0.3,
+    "hsv_s": 0.7,
+    "hsv_v": 0.5,
+    "erasing": 0.2,
+    "scale": 0.25,  # random crops keep 75-100% of the area: both halves of a tile stay in
+    "auto_augment": None,
+    "patience": 1000,
+    "seed": 0,
+}
+
+
 def face_crops(image, objects, index, last_kept, rng, faces_dir: Path, clip: str) -> None:
     """Crops of readable faces in one full-resolution frame, one per object every
     ``FACE_GAP_FRAMES``, boxes jittered like a detector's."""
@@ -301,16 +316,7 @@ def cmd_faces(args: argparse.Namespace) -> int:
         name="faces",
         exist_ok=True,
         verbose=False,
-        fliplr=0.5,
-        flipud=0.5,
-        hsv_h=0.3,
-        hsv_s=0.7,
-        hsv_v=0.5,
-        erasing=0.2,
-        scale=0.25,  # random crops keep 75-100% of the area: both halves of a tile stay in
-        auto_augment=None,
-        patience=1000,
-        seed=0,
+        **FACE_TRAINING,
     )
     _keep(work / "runs" / "faces", args.out, "faces")
     return 0
