@@ -35,9 +35,10 @@ TILE_DOWN = "tile_down"  # the face-down check's last class: a tile lying face d
 DOWN_CHECK_CLASSES = (*FACE_CLASSES, TILE_DOWN)  # the face-down check's outputs, in order
 TILE_FACE_CLASSES = np.array([i for i, c in enumerate(FACE_CLASSES) if c.startswith("tile_")])
 # A box the detector calls face down counts as face up when the face-down check gives it a tile
-# face at this probability or more. On held-out rendered crops it read none of 1,252 face-down
-# tiles as a face at 0.9 (2 rounds and a test round; the face reader, without a tile_down class,
-# read 68-70% of them as a face at 0.9), and 95-98% of face-up tiles as their right face.
+# face at this probability or more. On held-out rendered crops (val rounds r_60000-2, test round
+# r_60041) it read none of 1,252 face-down tiles as a face at 0.9 (the face reader, without a
+# tile_down class, read 68-70% of them so), and turned up 96-98% of face-up tiles, 95-98% with
+# their right face (models/metrics_faces_down.json).
 FACE_UP_MIN_PROBABILITY = 0.9
 DIE_VALUE_CLASSES = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
 FACE_INPUT_PX = 96
