@@ -43,7 +43,7 @@ import re
 import sys
 import threading
 import time
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import TracebackType
@@ -95,8 +95,9 @@ class SourceConfig:
     camera_id: str = ""  # Frame.camera_id; empty: the SOURCE text
     rtsp_transport: str = "tcp"  # "tcp" passes firewalls and loses nothing; "udp" has less lag
     keep_every: int = 1  # files and folders: give only frames whose index is a multiple of
-    # this (a review at a stride); the others are decoded as the codec needs, but neither
-    # converted nor read from disk: several times cheaper than dropping them downstream
+    # this (a review at a stride); of the others a file decodes only those other pictures
+    # refer to, and converts none, a folder reads none: several times cheaper than dropping
+    # them downstream
 
 
 class Source(Protocol):
@@ -378,7 +379,11 @@ class _Decoder:
         self.errors += 1
         self.last_error = _why(exc)
 
-    def frames(self) -> Iterator[av.VideoFrame | None]:
+    def frames(self, wanted: Callable[[int], bool] | None = None) -> Iterator[av.VideoFrame | None]:
+        """The pictures in order. ``wanted(pts)`` False: the packet's picture may be skipped
+        if no other picture refers to it (H.264 with B-frames: typically half of them, never
+        decoded; a picture others need is decoded and given all the same)."""
+        codec = self._stream.codec_context
         packets = self._container.demux(self._stream)
         resync, retries = False, 0
         while True:
@@ -397,6 +402,8 @@ class _Decoder:
                 yield None
                 continue
             retries = 0
+            if wanted is not None and packet.pts is not None:
+                codec.skip_frame = "DEFAULT" if wanted(packet.pts) else "NONREF"
             try:
                 pictures = packet.decode()
             except av.FFmpegError as exc:
@@ -428,16 +435,23 @@ class VideoFileSource(_Source):
         width, height = stream.codec_context.width, stream.codec_context.height
         self.size_wh = (width, height) if width and height else None
         self.duration_s = _stated_duration_s(self._container, stream)
+        self.decoded = 0  # pictures decoded so far (with keep_every, fewer than in the file)
 
     def _items(self) -> Iterator[Frame | Gap]:
         stream = self._stream
         start = stream.start_time or 0
         decoder = _Decoder(self._container, stream, retry_demux=True)
+        every = self.config.keep_every
         timeline = _Timeline(self.fps, self.config.min_gap_s)
+
+        def wanted(pts: int) -> bool:  # a picture at a multiple of keep_every
+            return round(float((pts - start) * stream.time_base) * self.fps) % every == 0
+
         seen_errors = 0
-        for picture in decoder.frames():
+        for picture in decoder.frames(wanted if every > 1 else None):
             if picture is None:
                 continue
+            self.decoded += 1
             time_s = float((picture.pts - start) * stream.time_base)
             reason = _file_reason(decoder, seen_errors, "frames missing from the file")
             placed = timeline.place(time_s, reason)
@@ -447,7 +461,7 @@ class VideoFileSource(_Source):
             index, gap = placed
             if gap is not None:
                 yield gap
-            if index % self.config.keep_every == 0:
+            if index % every == 0:
                 image = picture.to_ndarray(format="bgr24")
                 yield Frame(self.config.camera_id, index, time_s, image)
         end_s = self.duration_s

@@ -32,11 +32,16 @@ def picture(i: int) -> np.ndarray:
     return image
 
 
-def make_clip(path: Path, n: int = N_FRAMES, fmt: str | None = None, **options) -> Path:
+def make_clip(
+    path: Path, n: int = N_FRAMES, fmt: str | None = None, x264: str | None = None, **options
+) -> Path:
+    """``x264``: encoder settings (``x264-params``), such as the B-frame pattern."""
     with av.open(str(path), "w", format=fmt, options=options) as container:
         stream = container.add_stream("h264", rate=FPS)
         stream.width, stream.height, stream.pix_fmt = 160, 120, "yuv420p"
         stream.codec_context.gop_size = 10
+        if x264:
+            stream.codec_context.options = {"x264-params": x264}
         for i in range(n):
             container.mux(stream.encode(av.VideoFrame.from_ndarray(picture(i), format="bgr24")))
         container.mux(stream.encode())
@@ -80,13 +85,33 @@ def test_a_whole_file_gives_every_frame_at_its_time(clips):
     )
 
 
-def test_keep_every_gives_the_frames_at_its_multiples_with_their_own_pictures(clips):
-    whole = frames_of(read_all(open_source(str(clips["mp4"]))))
-    kept = read_all(open_source(str(clips["mp4"]), keep_every=4))
+@pytest.mark.parametrize("keep_every", [2, 4])
+def test_keep_every_gives_the_frames_at_its_multiples_decoding_only_referenced_ones(
+    tmp_path, keep_every
+):
+    # H.264 with a B-pyramid (x264's usual output): every other picture is referred to by none
+    clip = make_clip(tmp_path / "pyramid.mp4", x264="bframes=3:b-adapt=0:b-pyramid=normal")
+    whole = frames_of(read_all(open_source(str(clip))))
+    source = open_source(str(clip), keep_every=keep_every)
+    kept = read_all(source)
     assert not gaps_of(kept)
-    assert [f.index for f in kept] == list(range(0, N_FRAMES, 4))
+    assert [f.index for f in kept] == list(range(0, N_FRAMES, keep_every))
     for frame in kept:
         assert np.array_equal(frame.image, whole[frame.index].image)
+    assert source.decoded <= 0.65 * N_FRAMES  # the others were skipped, not decoded
+
+
+def test_keep_every_decodes_the_referenced_pictures_between_and_loses_none(tmp_path):
+    # no pyramid: only every 4th picture is referred to; those between multiples of 2 that
+    # others need are decoded all the same, and every multiple is given
+    clip = make_clip(tmp_path / "flat.mp4", x264="bframes=3:b-adapt=0:b-pyramid=none")
+    whole = frames_of(read_all(open_source(str(clip))))
+    source = open_source(str(clip), keep_every=2)
+    kept = read_all(source)
+    assert [f.index for f in kept] == list(range(0, N_FRAMES, 2))
+    for frame in kept:
+        assert np.array_equal(frame.image, whole[frame.index].image)
+    assert N_FRAMES // 2 < source.decoded < N_FRAMES
 
 
 def test_keep_every_in_a_folder_reads_no_other_image_and_sees_no_gap_between(tmp_path):
