@@ -126,13 +126,14 @@ class ReviewResult:
     skipped_still: int = 0  # frames at a stride step not processed: the picture was still
 
 
-def open_video(path: Path, camera: str, keep_every: int = 1) -> Source:
+def open_video(path: Path, camera: str, keep_every: int = 1, **settings) -> Source:
     """The frames and gaps of a video file (or an image folder), read ahead by a worker
-    thread; only frames whose index is a multiple of ``keep_every``. ValueError (one line) for
-    a missing file, a file that is not a video, a video without a picture size."""
+    thread; only frames whose index is a multiple of ``keep_every``. ``settings``: more
+    :class:`pipeline.sources.SourceConfig` fields. ValueError (one line) for a missing file, a
+    file that is not a video, a video without a picture size."""
     if not path.exists():
         raise ValueError(f"{path}: no such file")
-    source = open_source(str(path), camera_id=camera, keep_every=keep_every)
+    source = open_source(str(path), camera_id=camera, keep_every=keep_every, **settings)
     if source.size_wh is None:
         source.close()
         raise ValueError(f"{path}: the video has no picture size")

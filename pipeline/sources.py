@@ -98,6 +98,8 @@ class SourceConfig:
     # this (a review at a stride); of the others a file decodes only those other pictures
     # refer to, and converts none, a folder reads none: several times cheaper than dropping
     # them downstream
+    skip_unreferenced: bool = True  # with keep_every > 1, a file's pictures between kept ones
+    # that no other picture refers to are not decoded (False: decode every picture)
 
 
 class Source(Protocol):
@@ -448,7 +450,8 @@ class VideoFileSource(_Source):
             return round(float((pts - start) * stream.time_base) * self.fps) % every == 0
 
         seen_errors = 0
-        for picture in decoder.frames(wanted if every > 1 else None):
+        skipping = every > 1 and self.config.skip_unreferenced
+        for picture in decoder.frames(wanted if skipping else None):
             if picture is None:
                 continue
             self.decoded += 1

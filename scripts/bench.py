@@ -26,7 +26,8 @@ its own. A mode is ``NAME[:STRIDE][+OPTION...]``:
 Options: ``threads`` (FFmpeg frame threads for decoding), ``nonref`` (frames no other frame
 refers to are not decoded: with this clip's B-pyramid, every other frame), ``ahead`` (frames
 read as ``paigow review`` reads them: a worker thread decodes ahead, only the stride's frames
-are converted), ``stillN`` (review: skip still frames, one in N kept).
+are converted, pictures between that no other refers to not decoded; ``decodeall``: they are),
+``stillN`` (review: skip still frames, one in N kept).
 
 Printed: frames of video per second end to end (decode included), the ratio to real time, to
 the decode floor and to ultralytics, median and p90 milliseconds per processed frame (pipeline
@@ -70,14 +71,16 @@ def frames(clip: Path, limit: int | None, stride: int = 1, options: frozenset = 
     (frames no other frame refers to are not decoded at all: with this clip's B-pyramid, every
     other frame; an encoder without B-frames gives every frame), ``ahead`` (read as ``paigow
     review`` reads: :func:`pipeline.review.open_video`, a worker thread decoding ahead; only
-    every ``stride``-th frame is given)."""
+    every ``stride``-th frame is given, and pictures between that none refers to are not
+    decoded), ``decodeall`` (with ``ahead``: every picture decoded, as before that)."""
     import av
 
     if "ahead" in options:
         from pipeline.review import open_video
         from vision.types import Frame
 
-        with open_video(clip, "bench", stride) as source:
+        skip = "decodeall" not in options
+        with open_video(clip, "bench", stride, skip_unreferenced=skip) as source:
             for item in source:
                 if isinstance(item, Frame):
                     if limit is not None and item.index >= limit:
@@ -551,7 +554,7 @@ def _mode(spec: str) -> str:
     if mode not in MODES or not (stride == "" or stride.isdigit()):
         raise argparse.ArgumentTypeError(f"not a mode: {spec!r}")
     still = [o for o in opts if o.startswith("still")]
-    if set(opts) - {"threads", "nonref", "noise", "ahead", *still}:
+    if set(opts) - {"threads", "nonref", "noise", "ahead", "decodeall", *still}:
         raise argparse.ArgumentTypeError(f"unknown option in {spec!r}")
     if any(not o.removeprefix("still").isdigit() for o in still) or (still and mode != "review"):
         raise argparse.ArgumentTypeError(f"stillN is a review option with a number: {spec!r}")

@@ -99,6 +99,9 @@ def test_keep_every_gives_the_frames_at_its_multiples_decoding_only_referenced_o
     for frame in kept:
         assert np.array_equal(frame.image, whole[frame.index].image)
     assert source.decoded <= 0.65 * N_FRAMES  # the others were skipped, not decoded
+    every = open_source(str(clip), keep_every=keep_every, skip_unreferenced=False)
+    assert [f.index for f in read_all(every)] == list(range(0, N_FRAMES, keep_every))
+    assert every.decoded == N_FRAMES
 
 
 def test_keep_every_decodes_the_referenced_pictures_between_and_loses_none(tmp_path):
