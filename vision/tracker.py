@@ -8,10 +8,9 @@ Table knowledge on top:
 - tiles never vanish: a tile track is kept (long max age); a tile hidden under a hand stays
   where it was unless the hand moves off and the tile is not there: then the hand took it, and
   the track moves with the hand (still findable where it lay); a tile hidden beneath another
-  tile (a stack) moves with the tile on top, whatever moves it (a hand carrying the stack);
-- weak detections (ByteTrack's second stage) may also continue tracks lost a few frames (a
-  tile half under a hand reads weak where it lay), and a weak tile detection lying in one
-  place for a few frames counts as confident (a tile half under others in a heap);
+  tile (a stack) moves with the tile on top;
+- weak detections (ByteTrack's second stage) may also continue tracks lost a few frames: a
+  tile half under a hand reads weak where it lay;
 - a moving tile is predicted on by its last step (tiles glide a tile width or more a frame);
 - lost tile tracks are re-acquired by a third, wider stage, preferring recently lost tracks and
   tracks whose known face agrees with the detection's read face;
@@ -50,11 +49,6 @@ class TrackerConfig:
     high_confidence: float = 0.5
     # Detections below this are ignored; lower rescues faint tiles, admits more clutter.
     low_confidence: float = 0.1
-    # A weak tile detection nothing matched, lying in the same place this many frames in a
-    # row, counts as confident (may start a track or find a lost one); ByteTrack starts tracks
-    # from confident detections only, and tiles half under others in a heap read weak for as
-    # long as they lie there. Lower: sooner, and more clutter becomes tiles (0: never).
-    weak_steady_frames: int = 3
     # Stage 2 (weak detections) is open to tracks lost at most this many frames (ByteTrack:
     # 0, tracks seen last frame only). A tile half under a hand reads weak where it lay; with
     # 0 the track of a neighbour that just lost its own detection takes it instead (a woodpile
@@ -286,7 +280,6 @@ class Tracker:
         self._tracks: list[_State] = []
         self._next_id = 1
         self._last_frame: int | None = None
-        self._weak: list[tuple[np.ndarray, int]] = []  # unmatched weak tile boxes, frames seen
 
     def update(self, detections: Detections, frame_index: int) -> list[Track]:
         """Associate one frame's detections; returns every live track (seen or coasting).
@@ -317,9 +310,8 @@ class Tracker:
         pairs += self._match(
             dets, _unused(low, pairs, 1), _unused(recent, pairs, 0), predicted, cfg.match_gate_norm
         )
-        sure = np.concatenate([high, self._steady_weak_tiles(dets, _unused(low, pairs, 1))])
-        pairs += self._reacquire(dets, _unused(sure, pairs, 1), pairs, cfg.reacquire_gate_norm)
-        pairs += self._spawn_or_reuse(dets, _unused(sure, pairs, 1), pairs, frame_index)
+        pairs += self._reacquire(dets, _unused(high, pairs, 1), pairs, cfg.reacquire_gate_norm)
+        pairs += self._spawn_or_reuse(dets, _unused(high, pairs, 1), pairs, frame_index)
         matched = {self._tracks[t].track_id for t, _ in pairs}
         for t, d in pairs:
             self._apply(self._tracks[t], dets, d, frame_index)
@@ -438,22 +430,6 @@ class Tracker:
             self._tracks[t].face_votes, self._tracks[t].die_reads = {}, deque()
         return pairs
 
-    def _steady_weak_tiles(self, dets: _Dets, d_idx: np.ndarray) -> np.ndarray:
-        """The weak tile detections left unmatched that lay in the same place (IoU >= 0.5)
-        on each of the last ``weak_steady_frames`` frames: tiles (a tile half under another
-        in a heap reads weak for as long as it lies there), treated as confident from now."""
-        if self.config.weak_steady_frames <= 0:
-            return np.zeros(0, np.int64)
-        tiles = d_idx[kind_of(dets.class_id[d_idx]) == TILE_DOWN] if len(d_idx) else d_idx
-        boxes = dets.xyxy[tiles]
-        counts = np.ones(len(tiles), np.int64)
-        if len(tiles) and self._weak:
-            iou = iou_matrix(boxes, np.array([b for b, _ in self._weak]))
-            for r, c in assign(-iou, iou >= 0.5):
-                counts[r] += self._weak[c][1]
-        self._weak = list(zip(boxes, counts.tolist(), strict=True))
-        return tiles[counts >= self.config.weak_steady_frames]
-
     def _spawn_or_reuse(self, dets, d_idx, pairs, frame_index: int):
         """New tracks for the rest; a tile beyond ``max_tiles`` takes the best lost tile track."""
         out: list[tuple[int, int]] = []
@@ -563,29 +539,25 @@ class Tracker:
         cfg = self.config
         hands = dets.xyxy[dets.class_id == HAND]
         seen = [t for t in self._tracks if t.track_id in matched and t.is_tile]
+        shift = {t.track_id: t.xyxy - before.get(t.track_id, t.xyxy) for t in seen}
         moving = [
             (before[h.track_id], h.xyxy)
             for h in self._tracks
             if h.class_id == HAND and h.track_id in matched and h.track_id in was_seen
         ]
-        beneath: list[_State] = []
-        tiles = {t.track_id: t for t in self._tracks if t.is_tile}
         for t in self._tracks:
             if t.track_id in matched:
                 continue
             t.velocity = np.zeros(4)
             if not t.is_tile:
                 continue
-            if t.carrier in tiles:  # beneath a tile: a stack moves as one, whatever moves it
-                beneath.append(t)
-                continue
-            t.carrier = None
             holder = self._hand_over(t.xyxy, moving) if t.held else None
             if holder is not None:
                 t.xyxy = _moved_with(t.xyxy, *holder)
                 continue
             t.held = False  # put down (or never taken)
             if len(hands) and cover_matrix(t.xyxy[None], hands).max() >= cfg.hand_cover_frac:
+                t.carrier = None
                 # only a tile the hand hid (just seen) may be in it, not one long lost
                 if cfg.hand_carry and (
                     t.ride is not None or self._frames_lost(t) <= cfg.ride_max_lost_frames
@@ -594,11 +566,12 @@ class Tracker:
             elif t.ride is not None:  # the hand left and the tile is not where it lay
                 t.origin, t.xyxy = t.xyxy, self._with_hand(t.ride, moving)
                 t.ride, t.held = None, True
+            elif t.carrier in shift:
+                t.xyxy = t.xyxy + shift[t.carrier]
             elif seen:
                 overlap = iou_matrix(t.xyxy[None], np.array([s.xyxy for s in seen]))[0]
                 best = int(np.argmax(overlap))
                 t.carrier = seen[best].track_id if overlap[best] >= cfg.carry_min_iou else None
-        _follow_carriers(beneath, tiles, before)
 
     def _hand_over(self, box: np.ndarray, hands: list[tuple[np.ndarray, np.ndarray]]):
         """The (was, now) boxes of the hand that covered ``box`` last frame, or None."""
@@ -659,22 +632,6 @@ class Tracker:
 
 
 TileTracker = Tracker
-
-
-def _follow_carriers(
-    beneath: list[_State], tiles: dict[int, _State], before: dict[int, np.ndarray]
-) -> None:
-    """Tiles beneath others move as their carriers moved this frame, carriers first (a
-    carrier may itself lie beneath another tile)."""
-    waiting = {t.track_id for t in beneath}
-    for _ in range(len(beneath)):
-        ready = [t for t in beneath if t.track_id in waiting and t.carrier not in waiting]
-        if not ready:
-            break
-        for t in ready:
-            top = tiles[t.carrier]
-            t.xyxy = t.xyxy + (top.xyxy - before.get(top.track_id, top.xyxy))
-            waiting.discard(t.track_id)
 
 
 def _moved_with(box: np.ndarray, was: np.ndarray, now: np.ndarray) -> np.ndarray:

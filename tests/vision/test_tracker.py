@@ -182,22 +182,6 @@ def test_a_tile_hidden_beneath_another_moves_with_it():
     assert beneath.xyxy == pytest.approx(top.xyxy, abs=3.0)  # within a third of a tile
 
 
-def test_a_stack_moves_as_one_under_a_hand_and_its_tiles_come_out_beside_its_top():
-    tracker = Tracker()
-    tracker.update(dets([tile(100), tile(300)], [TILE_DOWN] * 2), 0)
-    tracker.update(dets([tile(300)], [TILE_DOWN]), 1)  # tile 1 hidden (not by a hand)
-    for f, x in enumerate(range(290, 98, -10), start=2):  # tile 2 glides on top of it
-        tracker.update(dets([tile(x)], [TILE_DOWN]), f)
-    for step in range(10):  # a hand covers the stack and carries it 300 px right
-        hand = [80 + 30 * step, 80, 140 + 30 * step, 140]
-        tracker.update(dets([hand], [HAND]), 30 + step)
-    tracks = tracker.update(dets([tile(400)], [TILE_DOWN]), 40)  # the top, put down
-    assert by_id(tracks)[2].last_seen_frame == 40
-    assert by_id(tracks)[1].xyxy == pytest.approx(tile(400), abs=3.0)  # still beneath it
-    spread = tracker.update(dets([tile(400), tile(412)], [TILE_DOWN] * 2), 41)
-    assert {t.track_id for t in seen_tiles(spread, 41)} == {1, 2}
-
-
 def test_a_weak_detection_where_a_tile_was_just_lost_is_that_tile_not_its_neighbours():
     row = [tile(100), tile(112), tile(124)]  # touching, as woodpile stacks lie
     tracker = Tracker()
@@ -214,17 +198,6 @@ def test_a_weak_detection_where_a_tile_was_just_lost_is_that_tile_not_its_neighb
         bytetrack.update(dets(row, [TILE_DOWN] * 3), f)
     bytetrack.update(dets([row[0], row[2]], [TILE_DOWN] * 2), 3)
     assert by_id(bytetrack.update(weak, 4))[ids[0]].xyxy == tuple(row[1])
-
-
-def test_a_weak_tile_lying_still_for_a_few_frames_starts_a_track_a_passing_one_does_not():
-    tracker = Tracker()
-    for f in range(2):
-        assert tracker.update(dets([tile(100)], [TILE_DOWN], confidence=0.3), f) == []
-    [steady] = tracker.update(dets([tile(101)], [TILE_DOWN], confidence=0.3), 2)
-    assert steady.last_seen_frame == 2
-    passing = Tracker()
-    for f, x in enumerate(range(100, 400, 40)):  # never twice in one place
-        assert passing.update(dets([tile(x)], [TILE_DOWN], confidence=0.3), f) == []
 
 
 def test_update_never_mutates_the_callers_arrays():
