@@ -9,8 +9,6 @@ Table knowledge on top:
   where it was unless the hand moves off and the tile is not there: then the hand took it, and
   the track moves with the hand (still findable where it lay); a tile hidden beneath another
   tile (a stack) moves with the tile on top;
-- weak detections (ByteTrack's second stage) may also continue tracks lost a few frames: a
-  tile half under a hand reads weak where it lay;
 - a moving tile is predicted on by its last step (tiles glide a tile width or more a frame);
 - lost tile tracks are re-acquired by a third, wider stage, preferring recently lost tracks and
   tracks whose known face agrees with the detection's read face;
@@ -49,11 +47,6 @@ class TrackerConfig:
     high_confidence: float = 0.5
     # Detections below this are ignored; lower rescues faint tiles, admits more clutter.
     low_confidence: float = 0.1
-    # Stage 2 (weak detections) is open to tracks lost at most this many frames (ByteTrack:
-    # 0, tracks seen last frame only). A tile half under a hand reads weak where it lay; with
-    # 0 the track of a neighbour that just lost its own detection takes it instead (a woodpile
-    # row under the dealer's hand). Higher revives more tracks on clutter.
-    weak_match_max_lost_frames: int = 3
     # Stage 1-2 gate, centre distance in track-box diagonals: higher follows faster pushes,
     # lower avoids swaps between neighbours in a dense woodpile.
     match_gate_norm: float = 1.0
@@ -290,15 +283,10 @@ class Tracker:
         cfg = self.config
         dets = _Dets.of(detections, cfg.min_face_confidence)
         before = {t.track_id: t.xyxy.copy() for t in self._tracks}
-        was_seen = {t.track_id for t in self._tracks if t.last_seen == self._last_frame}
         recent = np.array(
-            [
-                i
-                for i, t in enumerate(self._tracks)
-                if self._frames_lost(t) <= cfg.weak_match_max_lost_frames
-            ],
-            np.int64,
+            [i for i, t in enumerate(self._tracks) if t.last_seen == self._last_frame], np.int64
         )
+        was_seen = {self._tracks[i].track_id for i in recent}
         predicted = self._predicted_boxes()
         valid = np.flatnonzero(dets.confidence >= cfg.low_confidence)
         high = valid[dets.confidence[valid] >= cfg.high_confidence]

@@ -182,24 +182,6 @@ def test_a_tile_hidden_beneath_another_moves_with_it():
     assert beneath.xyxy == pytest.approx(top.xyxy, abs=3.0)  # within a third of a tile
 
 
-def test_a_weak_detection_where_a_tile_was_just_lost_is_that_tile_not_its_neighbours():
-    row = [tile(100), tile(112), tile(124)]  # touching, as woodpile stacks lie
-    tracker = Tracker()
-    for f in range(3):
-        ids = [t.track_id for t in tracker.update(dets(row, [TILE_DOWN] * 3), f)]
-    tracker.update(dets([row[0], row[2]], [TILE_DOWN] * 2), 3)  # the middle one is missed
-    # then a hand half covers the row: the middle tile reads weak, the first is not seen
-    weak = Detections.from_arrays(np.array([row[1], row[2]], float), [TILE_DOWN] * 2, [0.3, 0.9])
-    tracks = by_id(tracker.update(weak, 4))
-    assert tracks[ids[1]].last_seen_frame == 4 and tracks[ids[1]].xyxy == tuple(row[1])
-    assert tracks[ids[0]].xyxy == tuple(row[0])  # not moved onto its neighbour
-    bytetrack = Tracker(TrackerConfig(weak_match_max_lost_frames=0))  # last frame's only
-    for f in range(3):
-        bytetrack.update(dets(row, [TILE_DOWN] * 3), f)
-    bytetrack.update(dets([row[0], row[2]], [TILE_DOWN] * 2), 3)
-    assert by_id(bytetrack.update(weak, 4))[ids[0]].xyxy == tuple(row[1])
-
-
 def test_update_never_mutates_the_callers_arrays():
     d = dets([tile(0), tile(100)], [TILE_UP, TILE_DOWN], faces=[SIX_SIX, -1])
     copies = [a.copy() for a in (d.xyxy, d.class_id, d.confidence, d.face, d.face_confidence)]
