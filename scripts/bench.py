@@ -27,7 +27,8 @@ Options: ``threads`` (FFmpeg frame threads for decoding), ``nonref`` (frames no 
 refers to are not decoded: with this clip's B-pyramid, every other frame), ``ahead`` (frames
 read as ``paigow review`` reads them: a worker thread decodes ahead, only the stride's frames
 are converted, pictures between that no other refers to not decoded; ``decodeall``: they are),
-``stillN`` (review: skip still frames, one in N kept).
+``stillN`` (review: skip still frames, one in N kept), ``spin`` (onnxruntime's threads
+spin-wait between runs, its default; ours sleep).
 
 Printed: frames of video per second end to end (decode included), the ratio to real time, to
 the decode floor and to ultralytics, median and p90 milliseconds per processed frame (pipeline
@@ -515,6 +516,10 @@ def child(args) -> dict:
     name, *opts = args.child.split("+")
     mode, _, stride = name.partition(":")
     options = frozenset(opts)
+    if "spin" in options:  # onnxruntime's threads spin-wait between runs, its default
+        from vision.detector import OnnxModel
+
+        OnnxModel.spin_wait = True
     match mode:
         case "decode":
             return run_decode(args, options)
@@ -554,7 +559,7 @@ def _mode(spec: str) -> str:
     if mode not in MODES or not (stride == "" or stride.isdigit()):
         raise argparse.ArgumentTypeError(f"not a mode: {spec!r}")
     still = [o for o in opts if o.startswith("still")]
-    if set(opts) - {"threads", "nonref", "noise", "ahead", "decodeall", *still}:
+    if set(opts) - {"threads", "nonref", "noise", "ahead", "decodeall", "spin", *still}:
         raise argparse.ArgumentTypeError(f"unknown option in {spec!r}")
     if any(not o.removeprefix("still").isdigit() for o in still) or (still and mode != "review"):
         raise argparse.ArgumentTypeError(f"stillN is a review option with a number: {spec!r}")

@@ -202,6 +202,12 @@ def load_manifest(models_dir: Path = MODELS_DIR) -> dict:
 class OnnxModel:
     """An ONNX model checked against its manifest entry and run on onnxruntime (CPU)."""
 
+    # onnxruntime's worker threads spin-wait for work between runs by default. On 2 cores that
+    # takes the CPU the decoding thread and the rest of the pipeline need; sleeping instead,
+    # side by side on the demo clip (scripts/bench.py, option spin: True), live 36.6-43.9 against
+    # 28.2-28.4 frames/s and review 71.4-75.0 against 51.0-59.1 (3 runs each, interleaved).
+    spin_wait: bool = False
+
     def __init__(self, name: str, threads: int = 2, models_dir: Path = MODELS_DIR):
         import onnxruntime as ort
 
@@ -221,6 +227,8 @@ class OnnxModel:
         opts = ort.SessionOptions()
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
+        if not self.spin_wait:
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
             self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own types for broken graphs
