@@ -23,7 +23,9 @@ The journal, the snapshots and the files are the sink; the pipeline itself does 
 from __future__ import annotations
 
 import json
+import queue
 import sys
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -351,6 +353,43 @@ def _track_ids(alert: Alert) -> list[int]:
     return [i for i in alert.evidence.get("track_ids", ()) if type(i) is int]
 
 
+class _InOrder:
+    """Jobs run one after another on a worker thread, at most ``depth`` waiting (a caller
+    beyond that waits), so drawing and encoding the annotated video overlap the pipeline on
+    the other core. The first error a job raises is raised to the caller, at its next
+    :meth:`submit` or at :meth:`close`; the jobs after it are not run."""
+
+    def __init__(self, depth: int = 8) -> None:
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(depth)
+        self._error: BaseException | None = None
+        self._raised = False
+        self._thread = threading.Thread(target=self._work, name="annotated-video", daemon=True)
+        self._thread.start()
+
+    def submit(self, job: Callable[[], None]) -> None:
+        self._raise()
+        self._jobs.put(job)
+
+    def close(self) -> None:
+        """Wait for the jobs submitted; raise the first error not raised yet."""
+        self._jobs.put(None)
+        self._thread.join()
+        self._raise()
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            if self._error is None:
+                try:
+                    job()
+                except BaseException as exc:  # handed to the caller's thread
+                    self._error = exc
+
+    def _raise(self) -> None:
+        if self._error is not None and not self._raised:
+            self._raised = True
+            raise self._error
+
+
 class ReviewWriter:
     """The files of one review. Per source item :meth:`remember`, then for each alert
     :meth:`snapshot` before it is journaled and :meth:`journaled` after, then :meth:`draw`;
@@ -367,12 +406,14 @@ class ReviewWriter:
             config.snapshot_every_s,
         )
         self._video: AnnotatedVideo | None = None
+        self._drawing: _InOrder | None = None
         if config.video_width_px:
             picture_wh = picture_size(info.size_wh, config.video_width_px)
             self._annotator = Annotator(layout, config.table, picture_wh)
             self._video = AnnotatedVideo(
                 out_dir / VIDEO_FILE, self._annotator.size_wh, info.fps, config.video_crf
             )
+            self._drawing = _InOrder()
         self._saved: dict[str, int] = {}  # snapshot path -> frame saved there
         self.open_alerts: dict[tuple, Alert] = {}  # key -> latest alert, until it closes
 
@@ -386,13 +427,15 @@ class ReviewWriter:
     def draw(self, result: FrameResult, gap: Gap | None = None) -> None:
         """The frame's picture in the annotated video (a card saying what is missing for a
         gap), with the alerts open after it."""
-        if self._video is None:
+        if self._video is None or self._drawing is None:
             return
-        if gap is None:
-            view = self._annotator.frame(result, self.open_alerts)
-        else:
-            view = self._annotator.gap(gap)
-        self._video.write(view, result.frame.index)
+        video, annotator, alerts = self._video, self._annotator, dict(self.open_alerts)
+
+        def draw_it() -> None:  # on the drawing thread
+            view = annotator.frame(result, alerts) if gap is None else annotator.gap(gap)
+            video.write(view, result.frame.index)
+
+        self._drawing.submit(draw_it)
 
     def snapshot(self, alert: Alert) -> Alert:
         """Write the alert's snapshot (once per path). Returns the alert, with
@@ -423,8 +466,11 @@ class ReviewWriter:
     def close(self) -> None:
         self._events.close()
         self._alerts.close()
-        if self._video is not None:
-            self._video.close()
+        if self._video is not None and self._drawing is not None:
+            try:
+                self._drawing.close()
+            finally:
+                self._video.close()
 
 
 Emit = Callable[[list[Alert]], list[Alert]]

@@ -27,6 +27,7 @@ from pipeline.review import (
     ReviewWriter,
     SnapshotRing,
     StillSkip,
+    _InOrder,
     keep_watching,
     picture_size,
     pipeline_config,
@@ -436,3 +437,24 @@ def test_report_of_the_sample_renders_in_chromium_with_every_alert(demo_review):
     alerts = _jsonl(demo_review / "alerts.jsonl")
     shown = re.findall(r'<tr class="alert" data-seq="(\d+)"', dom)
     assert sorted(map(int, shown)) == [a["seq"] for a in alerts]
+
+
+def test_drawing_jobs_run_in_order_on_their_thread_and_the_first_error_reaches_the_caller():
+    done: list[int] = []
+    worker = _InOrder(depth=2)
+    for k in range(20):
+        worker.submit(lambda k=k: done.append(k))
+    worker.close()
+    assert done == list(range(20))
+
+    def broken() -> None:
+        raise OSError("disk full")
+
+    failing = _InOrder()
+    failing.submit(broken)
+    with pytest.raises(OSError, match="disk full"):  # at a later submit, or at close
+        for k in range(100):
+            failing.submit(lambda k=k: done.append(k))
+        failing.close()
+    failing.close()  # raised once only
+    assert done == list(range(20))  # no job after the failing one ran
