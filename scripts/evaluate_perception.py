@@ -22,7 +22,10 @@ from pathlib import Path
 import av
 import numpy as np
 from evaluate_tracking import (
+    PHASE_EVENTS,
     evaluate,
+    identity_loss,
+    phase_of_frame,
     read_clip,
     reported_tiles,
     stack_order_free,
@@ -130,6 +133,7 @@ def score_clip(clip: Path, cache: Path) -> dict:
         "tracking_stack_order_free": evaluate(
             stack_order_free(segments, numbers, stacks_of(scenario, frames))
         ),
+        "identity_lost_by_phase": identity_loss(segments, numbers, phase_of_frame(scenario)),
     }
 
 
@@ -151,6 +155,20 @@ def round_figures(plan: dict, events: list[TableEvent]) -> dict:
     }
 
 
+def lost_shares(clips: list[dict]) -> dict[str, float]:
+    """Per phase, the scored tile-frames of all clips that went to no track or another
+    identity, as a share of all scored tile-frames: where IDF1 is lost."""
+    total = sum(v["frames"] for c in clips for v in c["identity_lost_by_phase"].values())
+    return {
+        phase: round(
+            sum(c["identity_lost_by_phase"].get(phase, {}).get("lost", 0) for c in clips)
+            / max(total, 1),
+            4,
+        )
+        for phase in ("start", *PHASE_EVENTS)
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("clips", nargs="+", type=Path, help="scenario folders (clip.mp4, truth)")
@@ -169,6 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         "idf1_stack_order_free_mean": float(
             np.mean([c["tracking_stack_order_free"]["idf1"] for c in clips])
         ),
+        "identity_lost_share_by_phase": lost_shares(clips),
         "seconds": round(time.perf_counter() - started, 1),
     }
     for c in clips:

@@ -345,6 +345,61 @@ def _best_order(ids: tuple[int, ...], pre: dict, post: dict) -> dict[int, int]:
     return dict(zip(ids, best, strict=True))
 
 
+# Scenario events that start a phase of the round, for where identities are lost.
+PHASE_EVENTS = (
+    "wash_ended",  # the heap after the wash, until the woodpile is built
+    "woodpile_built",
+    "dice_read",
+    "group_delivered",
+    "delivery_done",  # the stacks spread in the boxes, until the hands are set
+    "hand_set",
+    "hand_exposed",
+    "settled",
+)
+
+
+def phase_of_frame(scenario: dict):
+    """``frame -> phase``: the last of :data:`PHASE_EVENTS` at or before the frame
+    (``start`` before the first)."""
+    events = scenario["events"]
+    starts = sorted((e["frame"], e["type"]) for e in events if e["type"] in PHASE_EVENTS)
+
+    def phase(frame: int) -> str:
+        return next((t for f, t in reversed(starts) if f <= frame), "start")
+
+    return phase
+
+
+def identity_loss(segments: Segments, frame_numbers: list[list[int]], phase_of) -> dict:
+    """Scored tile-frames by phase, and how many of them went to no track or to another
+    track than the one the tile is mapped to (per segment, the one-to-one mapping of truth ids
+    to tracks that keeps the most frames, as IDF1's): ``{phase: {"frames", "lost"}}``."""
+    out: dict[str, dict[str, int]] = {}
+    for pairs, numbers in zip(segments, frame_numbers, strict=True):
+        seen: list[tuple[int, int, int | None]] = []  # (frame, truth id, track id or None)
+        for (gt_ids, gt_xyxy, hyp_ids, hyp_xyxy), n in zip(pairs, numbers, strict=True):
+            iou = iou_matrix(gt_xyxy, hyp_xyxy)
+            got: dict[int, int] = {}
+            if iou.size:
+                for r, c in zip(*linear_sum_assignment(-iou), strict=True):
+                    if iou[r, c] >= MATCH_IOU:
+                        got[gt_ids[r]] = hyp_ids[c]
+            seen += [(n, g, got.get(g)) for g in gt_ids]
+        gts = sorted({g for _, g, _ in seen})
+        hyps = sorted({h for _, _, h in seen if h is not None})
+        together = np.zeros((len(gts), len(hyps)))
+        for _, g, h in seen:
+            if h is not None:
+                together[gts.index(g), hyps.index(h)] += 1
+        rows, cols = linear_sum_assignment(-together) if together.size else ([], [])
+        mapped = {gts[r]: hyps[c] for r, c in zip(rows, cols, strict=True) if together[r, c]}
+        for n, g, h in seen:
+            counts = out.setdefault(phase_of(n), {"frames": 0, "lost": 0})
+            counts["frames"] += 1
+            counts["lost"] += h is None or mapped.get(g) != h
+    return out
+
+
 def evaluate(segments: Segments) -> dict:
     """All scores of one run."""
     frames = sum(len(s) for s in segments)

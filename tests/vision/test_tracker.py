@@ -277,3 +277,14 @@ def test_a_face_up_track_on_another_tile_takes_its_face_within_a_few_readings():
         for f in range(5)
     ]
     assert faces[0] == "5-5" and faces[-1] == "1-6"  # one misread does not flip it
+
+
+def test_identity_loss_counts_the_frames_a_tile_spends_away_from_its_mapped_track():
+    ev = _evaluation()
+    box = np.array([[0.0, 0.0, 10.0, 20.0]])
+    pairs = [([7], box, [1], box)] * 6 + [([7], box, [2], box)] * 4 + [([7], box, [], box[:0])]
+    numbers = list(range(11))
+    scenario = {"events": [{"type": "hand_set", "frame": 6}, {"type": "wager_placed", "frame": 2}]}
+    lost = ev.identity_loss([pairs], [numbers], ev.phase_of_frame(scenario))
+    # mapped to track 1 (6 frames): the 4 frames with track 2 and the one with none are lost
+    assert lost == {"start": {"frames": 6, "lost": 0}, "hand_set": {"frames": 5, "lost": 5}}
