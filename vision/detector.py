@@ -204,8 +204,8 @@ class OnnxModel:
 
     # onnxruntime's worker threads spin-wait for work between runs by default. On 2 cores that
     # takes the CPU the decoding thread and the rest of the pipeline need; sleeping instead,
-    # side by side on the demo clip (scripts/bench.py, option spin: True), live 36.6-43.9 against
-    # 28.2-28.4 frames/s and review 71.4-75.0 against 51.0-59.1 (3 runs each, interleaved).
+    # side by side on the demo clip (scripts/bench.py, option spin: True), interleaved: live
+    # 36.6-43.9 against 28.2-28.4 frames/s (2 runs each), review 71.4-75.0 against 51.0-59.1 (3).
     spin_wait: bool = False
 
     def __init__(self, name: str, threads: int = 2, models_dir: Path = MODELS_DIR):
