@@ -21,6 +21,7 @@ import argparse
 import gzip
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
@@ -36,6 +37,7 @@ from vision.evaluation import (
     video_face_metrics,
 )
 from vision.faces import FACE_INPUT_PX, crop_square
+from vision.felt import FeltConfig
 from vision.tracker import TrackerConfig
 from vision.types import Frame
 
@@ -67,9 +69,10 @@ def face_crops(folder: Path, split: str) -> tuple[np.ndarray, list[str]]:
 VIDEO_FACE_GAP = {"tile": 25, "die": 2}  # frames between two crops of one object
 
 
-def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out: list):
+def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out: list, felt=None):
     """Full-resolution frames (one in ``every``) of rendered rounds with their truth boxes;
-    fills ``face_crops_out``/``labels_out`` with readable faces from every frame."""
+    fills ``face_crops_out``/``labels_out`` with readable faces from every frame, balanced by
+    ``felt`` (a :class:`vision.felt.FeltBalance`) as the face reader balances them."""
     import av
 
     for clip in clips:
@@ -82,13 +85,15 @@ def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out:
                 if row is None or row["blind"]:
                     continue
                 image = frame.to_ndarray(format="bgr24")
+                shift = felt.shift_for(image) if felt else None
                 for o in row["objects"]:
                     cls = face_class(o)
                     gap = VIDEO_FACE_GAP.get(o["class"], 0)
                     if cls is None or index - last.get(o["id"], -gap) < gap:
                         continue
                     last[o["id"]] = index
-                    face_crops_out.append(crop_square(image, o["xyxy"]))
+                    crop = crop_square(image, o["xyxy"])
+                    face_crops_out.append(felt.apply(crop, shift) if felt else crop)
                     labels_out.append(cls)
                 if index % every == 0:
                     a = np.array(frame_labels(row["objects"], 1.0), np.float64).reshape(-1, 5)
@@ -107,9 +112,11 @@ def video_metrics(args, detector: Detector, models_dir: Path) -> dict:
         raise SystemExit(f"evaluate_models: not rendered in {args.suite}: {', '.join(missing)}")
     crops: list = []
     labels: list[str] = []
-    det = detection_metrics(detector, suite_video(clips, args.every, crops, labels))
     classes = tuple(load_manifest(models_dir)["faces"]["classes"])
-    reader = FaceReader(threads=2, models_dir=models_dir, classes=classes)
+    felt = None if args.no_felt else FeltConfig()
+    reader = FaceReader(threads=2, models_dir=models_dir, classes=classes, felt=felt)
+    frames = suite_video(clips, args.every, crops, labels, reader.felt)
+    det = detection_metrics(detector, frames)
     cfg = TrackerConfig()
     faces = video_face_metrics(
         reader.probs(np.stack(crops)),
@@ -158,8 +165,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--detector", default=DetectorConfig().model, help="manifest entry of the detector"
     )
+    p.add_argument("--splits", nargs="+", default=["test", "shifted"], help="stills: these splits")
+    p.add_argument("--no-faces", action="store_true", help="stills: detection only")
+    p.add_argument(
+        "--no-felt",
+        action="store_true",
+        help="no felt balance (vision.felt): the networks alone",
+    )
     args = p.parse_args(argv)
-    detector = Detector(DetectorConfig(threads=2, model=args.detector), models_dir=args.models)
+    config = DetectorConfig(threads=2, model=args.detector)
+    if args.no_felt:
+        config = replace(config, felt=None)
+    detector = Detector(config, models_dir=args.models)
     if args.suite:
         if not (args.suite / "suite.json").is_file():
             raise SystemExit(f"evaluate_models: no suite.json in {args.suite}")
@@ -172,21 +189,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     reader = FaceReader(threads=2, models_dir=args.models)
     result: dict = {"detector_model": args.detector}
-    for split in ("test", "shifted"):
+    for split in args.splits:
         det = detection_metrics(detector, labelled_images(args.stills, split))
-        crops, labels = face_crops(args.data, split)
-        result[split] = {"detection": det, "faces": face_accuracy(reader, crops, labels)}
+        result[split] = {"detection": det}
         d = det["all"]
-        f = result[split]["faces"]
-        print(
-            f"{split}: mAP50 {d['ap50']:.3f} mAP50-95 {d['ap50_95']:.3f} | "
-            + " ".join(
-                f"{c} {v['ap50']:.3f}/{v['ap50_95']:.3f}" for c, v in det.items() if c != "all"
-            )
-            + f" | tiles {f['tile']['accuracy']:.4f} (n={f['tile']['n']}) "
-            f"dice {f['die']['accuracy']:.4f} (n={f['die']['n']})"
+        line = f"{split}: mAP50 {d['ap50']:.3f} mAP50-95 {d['ap50_95']:.3f} | " + " ".join(
+            f"{c} {v['ap50']:.3f}/{v['ap50_95']:.3f}" for c, v in det.items() if c != "all"
         )
-    sample = next((args.stills / "images" / "test").glob("*.jpg"))
+        if not args.no_faces:
+            crops, labels = face_crops(args.data, split)
+            f = result[split]["faces"] = face_accuracy(reader, crops, labels)
+            line += (
+                f" | tiles {f['tile']['accuracy']:.4f} (n={f['tile']['n']}) "
+                f"dice {f['die']['accuracy']:.4f} (n={f['die']['n']})"
+            )
+        print(line)
+    sample = next((args.stills / "images" / args.splits[0]).glob("*.jpg"))
     result["latency"] = latency(detector, reader, sample)
     print(f"latency (median, 2 threads): {result['latency']}")
     args.out.write_text(json.dumps(result, indent=1) + "\n")

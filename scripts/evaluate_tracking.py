@@ -370,6 +370,28 @@ def phase_of_frame(scenario: dict):
     return phase
 
 
+def woodpile_building(scenario: dict):
+    """``frame -> bool``: the frame lies after the wash and up to the woodpile being built
+    (``wash_ended`` .. ``woodpile_built``), when the dealer sweeps four face-down tiles at a
+    time under one hand into a stack; a round without both events has no such frame."""
+    end = [e["frame"] for e in scenario["events"] if e["type"] == "wash_ended"]
+    built = [e["frame"] for e in scenario["events"] if e["type"] == "woodpile_built"]
+    if not (end and built):
+        return lambda frame: False
+    return lambda frame: end[0] < frame <= built[0]
+
+
+def without_frames(
+    segments: Segments, frame_numbers: list[list[int]], drop
+) -> tuple[Segments, list[list[int]]]:
+    """The scored frames less those ``drop(frame)`` is true of (each segment keeps its own)."""
+    kept = [
+        [(pair, n) for pair, n in zip(pairs, numbers, strict=True) if not drop(n)]
+        for pairs, numbers in zip(segments, frame_numbers, strict=True)
+    ]
+    return [[p for p, _ in k] for k in kept], [[n for _, n in k] for k in kept]
+
+
 def identity_loss(segments: Segments, frame_numbers: list[list[int]], phase_of) -> dict:
     """Scored tile-frames by phase, and how many of them went to no track or to another
     track than the one the tile is mapped to (per segment, the one-to-one mapping of truth ids

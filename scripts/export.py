@@ -38,6 +38,8 @@ def _export_onnx(name: str, weights: Path, work: Path) -> tuple[Path, dict]:
     os.environ["YOLO_OFFLINE"] = "1"
     from ultralytics import YOLO
 
+    from vision.synth.config import TRAINING
+
     copy = work / weights.name
     shutil.copyfile(weights, copy)
     model = YOLO(str(copy))
@@ -47,6 +49,9 @@ def _export_onnx(name: str, weights: Path, work: Path) -> tuple[Path, dict]:
         # dynamic: batch, height and width named; the detector keeps batch 1
         onnx = model.export(format="onnx", imgsz=(h, w), dynamic=True, simplify=False, opset=17)
         entry = {"task": "detect", "input_wh": [w, h], "free_input_size": True}
+        # the felts it learnt (the training randomisation's): vision.felt shows it others as
+        # the nearest of these
+        entry["felts_bgr"] = [list(felt) for felt in TRAINING.table.felt_bgr]
     else:
         onnx = model.export(
             format="onnx", imgsz=FACE_INPUT_PX, dynamic=True, simplify=False, opset=17

@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"quantize: {exc}", file=sys.stderr)
         return 2
     manifest["detector_int8"] = {
-        key: entry[key] for key in ("task", "input_wh", "free_input_size", "classes")
+        key: entry[key]
+        for key in ("task", "input_wh", "free_input_size", "classes", "felts_bgr")
+        if key in entry
     } | {
         "file": target.name,
         "sha256": sha256(target),

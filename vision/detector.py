@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
@@ -23,6 +23,7 @@ from vision.faces import (
     die_choice,
     turned_up,
 )
+from vision.felt import FeltBalance, FeltConfig
 from vision.refine import refine_bright_box
 from vision.types import DETECTOR_CLASSES, DIE, TILE_DOWN, TILE_UP, Detections, Frame
 
@@ -50,6 +51,9 @@ class DetectorConfig:
     # float export ultralytics' weights are checked against (tests/vision/test_parity.py).
     model: str = "detector_int8"
     refine_dice: bool = True  # re-measure die boxes on the full-resolution frame (vision.refine)
+    # an unknown felt is shown to the network as the nearest felt it was trained on
+    # (vision.felt; the trained felts are the manifest entry's felts_bgr); None: never
+    felt: FeltConfig | None = field(default_factory=FeltConfig)
 
 
 @dataclass(frozen=True)
@@ -254,13 +258,16 @@ class Detector:
             raise ModelError(
                 f"detector classes {self.model.entry['classes']} are not {list(DETECTOR_CLASSES)}"
             )
+        felts = self.model.entry.get("felts_bgr")
+        self.felt = FeltBalance(felts, self.config.felt) if felts and self.config.felt else None
 
     def __call__(self, frame: Frame) -> Detections:
         return self.detect(frame.image)
 
     def detect(self, image: np.ndarray, min_confidence: float | None = None) -> Detections:
         """Detections in pixels of the full-resolution ``image (H, W, 3)`` BGR."""
-        tensor, lb = letterbox(image, self.model.input_wh)  # a 1080p frame is halved
+        canvas, lb = letterbox_canvas(image, self.model.input_wh)  # a 1080p frame is halved
+        tensor = to_tensor(self._balanced(image, canvas))
         conf = self.config.min_confidence if min_confidence is None else min_confidence
         h, w = image.shape[:2]
         det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold, (w, h))
@@ -293,11 +300,17 @@ class Detector:
         window = Letterbox(lb.ratio, (lb.pad_xy[0] - x1, lb.pad_xy[1] - y1))
         conf = self.config.min_confidence if min_confidence is None else min_confidence
         h, w = image.shape[:2]
-        raw = self.model.run(to_tensor(canvas[y1:y2, x1:x2]))
+        raw = self.model.run(to_tensor(self._balanced(image, canvas[y1:y2, x1:x2])))
         det = decode(raw, window, conf, self.config.iou_threshold, (w, h))
         if self.config.refine_dice:
             det = self._refine_dice(image, det)
         return det
+
+    def _balanced(self, image: np.ndarray, part: np.ndarray) -> np.ndarray:
+        """``part`` of the network input made from ``image``, its felt balanced (vision.felt)."""
+        if self.felt is None:
+            return part
+        return self.felt.apply(part, self.felt.shift_for(image))
 
     def _refine_dice(self, image: np.ndarray, det: Detections) -> Detections:
         dice = np.flatnonzero(det.class_id == DIE)
@@ -322,10 +335,13 @@ class FaceReader:
         batch: int = 32,
         classes: tuple[str, ...] = FACE_CLASSES,
         check_down: bool = True,
+        felt: FeltConfig | None = None,
     ):
         """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
         the manifest must list the same. ``check_down``: also read the detector's face-down
-        boxes with the face-down check (``faces_down`` in the manifest)."""
+        boxes with the face-down check (``faces_down`` in the manifest). ``felt``: crops of a
+        felt the reader never learnt are balanced as the detector's input is (vision.felt;
+        the trained felts are the ``faces`` entry's felts_bgr); None: never."""
         self.model = _classifier("faces", classes, threads, models_dir)
         self.down_check = (
             _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
@@ -333,6 +349,8 @@ class FaceReader:
             else None
         )
         self.batch = batch
+        felts = self.model.entry.get("felts_bgr")
+        self.felt = FeltBalance(felts, felt) if felts and felt else None
 
     def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
         """Fill ``face``/``face_confidence`` for face-up tiles and dice; a face-down box that
@@ -346,6 +364,8 @@ class FaceReader:
         if not len(want):
             return detections.with_faces(face, conf)
         crops = np.stack([crop_square(image, detections.xyxy[i], FACE_INPUT_PX) for i in want])
+        if self.felt is not None:
+            crops = self.felt.apply(crops, self.felt.shift_for(image))
         kind = detections.class_id[want]
         read = np.flatnonzero(kind != TILE_DOWN)
         if len(read):

@@ -288,3 +288,22 @@ def test_identity_loss_counts_the_frames_a_tile_spends_away_from_its_mapped_trac
     lost = ev.identity_loss([pairs], [numbers], ev.phase_of_frame(scenario))
     # mapped to track 1 (6 frames): the 4 frames with track 2 and the one with none are lost
     assert lost == {"start": {"frames": 6, "lost": 0}, "hand_set": {"frames": 5, "lost": 5}}
+
+
+def test_the_woodpile_building_frames_are_left_out_of_a_score_only_between_its_events():
+    ev = _evaluation()
+    box = np.array([[0.0, 0.0, 10.0, 20.0]])
+    before = [([7], box, [1], box)] * 3  # frames 0-2, before the wash
+    after = [([7], box, [2 + (n <= 12)], box) for n in range(10, 16)]  # frames 10-15
+    events = [
+        {"type": "wash_started", "frame": 5},
+        {"type": "wash_ended", "frame": 9},
+        {"type": "woodpile_built", "frame": 12},
+    ]
+    drop = ev.woodpile_building({"events": events})
+    segments, numbers = ev.without_frames([before, after], [[0, 1, 2], list(range(10, 16))], drop)
+    assert numbers == [[0, 1, 2], [13, 14, 15]]
+    assert [pair[2] for pair in segments[1]] == [[2], [2], [2]]  # the stack's track only
+    assert ev.mot_scores(segments)["idf1"] == 1.0  # the heap's track (3) is left out
+    assert ev.mot_scores([before, after])["idf1"] < 1.0
+    assert not ev.woodpile_building({"events": events[:2]})(11)  # no woodpile_built: none
