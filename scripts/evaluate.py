@@ -28,7 +28,7 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import av
@@ -44,6 +44,7 @@ from pipeline.events import TableEvent, describe
 from pipeline.layout import layout_from_scenario
 from pipeline.review import ReviewConfig, keep_watching, pipeline_config, still_skip
 from pipeline.runner import TablePipeline
+from vision.detector import DetectorConfig
 from vision.metrics import DetectionEvaluator
 from vision.types import DETECTOR_CLASSES, Detections, Frame, Track
 
@@ -65,6 +66,7 @@ class RunConfig:
     # mode chooses frames (pipeline.review.StillSkip); at most stride: off
     map_every: int = MAP_EVERY
     progress: bool = True
+    felt: bool = True  # unknown felts balanced (vision.felt); False: the networks alone
 
 
 @dataclass
@@ -103,7 +105,10 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
     """Decoded frames of ``clip.mp4`` through a fresh :class:`TablePipeline`, then finish():
     every frame, or the frames ``paigow review`` would process with the same strides."""
     review = ReviewConfig(stride=config.stride, still_stride=config.still_stride)
-    pipe = TablePipeline(TABLE, layout_from_scenario(scenario), pipeline_config(review))
+    settings = pipeline_config(review)
+    if not config.felt:
+        settings = replace(settings, detector=DetectorConfig(threads=settings.threads, felt=None))
+    pipe = TablePipeline(TABLE, layout_from_scenario(scenario), settings)
     skip = still_skip(review, pipe)
     fps, seen, result = scenario["fps"], Observed(), None
     total = min(scenario["n_frames"], config.limit_frames or scenario["n_frames"])
@@ -320,6 +325,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--golden", type=Path, help="floors and ceilings for the summary (JSON)")
     p.add_argument("--check", action="store_true", help="exit 1 when --golden is not met")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--no-felt", action="store_true", help="no felt balance (vision.felt): the network alone"
+    )
     return p.parse_args(argv)
 
 
@@ -362,7 +370,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         clips, golden = _inputs(args)
         config = RunConfig(
-            args.limit_frames, args.stride, args.still_stride, args.map_every, not args.quiet
+            args.limit_frames,
+            args.stride,
+            args.still_stride,
+            args.map_every,
+            not args.quiet,
+            not args.no_felt,
         )
         summary, figures = evaluate_all(clips, config)
     except InputError as err:

@@ -37,7 +37,6 @@ from vision.evaluation import (
     video_face_metrics,
 )
 from vision.faces import FACE_INPUT_PX, crop_square
-from vision.felt import FeltConfig
 from vision.tracker import TrackerConfig
 from vision.types import Frame
 
@@ -69,10 +68,9 @@ def face_crops(folder: Path, split: str) -> tuple[np.ndarray, list[str]]:
 VIDEO_FACE_GAP = {"tile": 25, "die": 2}  # frames between two crops of one object
 
 
-def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out: list, felt=None):
+def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out: list):
     """Full-resolution frames (one in ``every``) of rendered rounds with their truth boxes;
-    fills ``face_crops_out``/``labels_out`` with readable faces from every frame, balanced by
-    ``felt`` (a :class:`vision.felt.FeltBalance`) as the face reader balances them."""
+    fills ``face_crops_out``/``labels_out`` with readable faces from every frame."""
     import av
 
     for clip in clips:
@@ -85,15 +83,13 @@ def suite_video(clips: list[Path], every: int, face_crops_out: list, labels_out:
                 if row is None or row["blind"]:
                     continue
                 image = frame.to_ndarray(format="bgr24")
-                shift = felt.shift_for(image) if felt else None
                 for o in row["objects"]:
                     cls = face_class(o)
                     gap = VIDEO_FACE_GAP.get(o["class"], 0)
                     if cls is None or index - last.get(o["id"], -gap) < gap:
                         continue
                     last[o["id"]] = index
-                    crop = crop_square(image, o["xyxy"])
-                    face_crops_out.append(felt.apply(crop, shift) if felt else crop)
+                    face_crops_out.append(crop_square(image, o["xyxy"]))
                     labels_out.append(cls)
                 if index % every == 0:
                     a = np.array(frame_labels(row["objects"], 1.0), np.float64).reshape(-1, 5)
@@ -112,11 +108,9 @@ def video_metrics(args, detector: Detector, models_dir: Path) -> dict:
         raise SystemExit(f"evaluate_models: not rendered in {args.suite}: {', '.join(missing)}")
     crops: list = []
     labels: list[str] = []
+    det = detection_metrics(detector, suite_video(clips, args.every, crops, labels))
     classes = tuple(load_manifest(models_dir)["faces"]["classes"])
-    felt = None if args.no_felt else FeltConfig()
-    reader = FaceReader(threads=2, models_dir=models_dir, classes=classes, felt=felt)
-    frames = suite_video(clips, args.every, crops, labels, reader.felt)
-    det = detection_metrics(detector, frames)
+    reader = FaceReader(threads=2, models_dir=models_dir, classes=classes)
     cfg = TrackerConfig()
     faces = video_face_metrics(
         reader.probs(np.stack(crops)),
@@ -170,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--no-felt",
         action="store_true",
-        help="no felt balance (vision.felt): the networks alone",
+        help="no felt balance (vision.felt): the network alone",
     )
     args = p.parse_args(argv)
     config = DetectorConfig(threads=2, model=args.detector)

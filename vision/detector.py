@@ -335,13 +335,10 @@ class FaceReader:
         batch: int = 32,
         classes: tuple[str, ...] = FACE_CLASSES,
         check_down: bool = True,
-        felt: FeltConfig | None = None,
     ):
         """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
         the manifest must list the same. ``check_down``: also read the detector's face-down
-        boxes with the face-down check (``faces_down`` in the manifest). ``felt``: crops of a
-        felt the reader never learnt are balanced as the detector's input is (vision.felt;
-        the trained felts are the ``faces`` entry's felts_bgr); None: never."""
+        boxes with the face-down check (``faces_down`` in the manifest)."""
         self.model = _classifier("faces", classes, threads, models_dir)
         self.down_check = (
             _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
@@ -349,8 +346,6 @@ class FaceReader:
             else None
         )
         self.batch = batch
-        felts = self.model.entry.get("felts_bgr")
-        self.felt = FeltBalance(felts, felt) if felts and felt else None
 
     def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
         """Fill ``face``/``face_confidence`` for face-up tiles and dice; a face-down box that
@@ -364,8 +359,6 @@ class FaceReader:
         if not len(want):
             return detections.with_faces(face, conf)
         crops = np.stack([crop_square(image, detections.xyxy[i], FACE_INPUT_PX) for i in want])
-        if self.felt is not None:
-            crops = self.felt.apply(crops, self.felt.shift_for(image))
         kind = detections.class_id[want]
         read = np.flatnonzero(kind != TILE_DOWN)
         if len(read):

@@ -38,9 +38,17 @@ def test_an_unknown_felt_becomes_the_nearest_trained_one_and_what_lies_on_it_kee
     assert np.abs(out[55, 105].astype(int) - (235, 238, 240)).max() <= 2  # die
     assert out[95, 65, 2] > 150  # the chip stays red
     balance = FeltBalance((GREEN, BLUE))
-    navy = table((110, 50, 30))
-    out = balance.apply(navy, balance.shift_for(navy))
+    royal = table((160, 60, 10))
+    out = balance.apply(royal, balance.shift_for(royal))
     assert out[5, 5].tolist() == list(BLUE)  # the nearest trained felt, not always green
+
+
+def test_a_felt_a_little_beyond_the_trained_ones_is_moved_part_of_the_way():
+    balance = FeltBalance((GREEN, BLUE))
+    navy = table((110, 50, 30))  # near the trained blue: moved most of the way to it
+    out = balance.apply(navy, balance.shift_for(navy))[5, 5].astype(int)
+    assert np.abs(out - BLUE).max() < np.abs(np.array((110, 50, 30)) - BLUE).max() / 2
+    assert out.tolist() != list(BLUE)
 
 
 def test_the_felt_is_measured_in_the_middle_of_the_picture_and_survives_objects_on_it():

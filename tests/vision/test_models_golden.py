@@ -3,9 +3,8 @@
 import json
 from pathlib import Path
 
-import pytest
-
 import numpy as np
+import pytest
 
 from vision.detector import Detector, FaceReader
 from vision.evaluation import detection_metrics, face_accuracy
