@@ -259,7 +259,13 @@ class Detector:
                 f"detector classes {self.model.entry['classes']} are not {list(DETECTOR_CLASSES)}"
             )
         felts = self.model.entry.get("felts_bgr")
-        self.felt = FeltBalance(felts, self.config.felt) if felts and self.config.felt else None
+        try:
+            self.felt = FeltBalance(felts, self.config.felt) if felts and self.config.felt else None
+        except (TypeError, ValueError) as exc:
+            raise ModelError(
+                f"{models_dir / 'manifest.json'}: {self.config.model} felts_bgr is not a list of "
+                f"BGR colours ({exc})"
+            ) from None
 
     def __call__(self, frame: Frame) -> Detections:
         return self.detect(frame.image)

@@ -126,3 +126,17 @@ def test_on_a_trained_felt_detection_is_exactly_as_without_balance(detectors):
     region = (400, 200, 1100, 800)
     a, b = balanced.detect_region(image, region), plain.detect_region(image, region)
     assert np.array_equal(a.xyxy, b.xyxy)
+
+
+def test_a_malformed_felt_list_in_the_manifest_is_one_clear_model_error(tmp_path):
+    import json
+    import shutil
+
+    from vision.detector import MODELS_DIR, Detector, ModelError
+
+    manifest = json.loads((MODELS_DIR / "manifest.json").read_text())
+    manifest["detector_int8"]["felts_bgr"] = [[1, 2]]
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    shutil.copy(MODELS_DIR / manifest["detector_int8"]["file"], tmp_path)
+    with pytest.raises(ModelError, match="felts_bgr"):
+        Detector(models_dir=tmp_path)
