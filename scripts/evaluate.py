@@ -66,7 +66,7 @@ class RunConfig:
     # mode chooses frames (pipeline.review.StillSkip); at most stride: off
     map_every: int = MAP_EVERY
     progress: bool = True
-    felt: bool = True  # unknown felts balanced (vision.felt); False: the networks alone
+    felt: bool = True  # unknown felts balanced (vision.felt); False: the network alone
 
 
 @dataclass

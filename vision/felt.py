@@ -115,16 +115,14 @@ class FeltBalance:
         return FeltShift(felt_lab, share * (self.trained_bgr[nearest] - felt))
 
     def apply(self, image: np.ndarray, shift: FeltShift | None) -> np.ndarray:
-        """``image (..., W, 3)`` uint8 BGR (any part or scale of the frame ``shift`` is for,
-        or a stack of crops of it), balanced; the very array when ``shift`` is None."""
+        """``image (H, W, 3)`` uint8 BGR (any part or scale of the frame ``shift`` is for),
+        balanced; the very array when ``shift`` is None."""
         if shift is None or image.size == 0:
             return image
-        cfg = self.config
-        flat = image.reshape(-1, image.shape[-2], 3)  # cvtColor takes one picture
-        lab = cv2.cvtColor(flat, cv2.COLOR_BGR2LAB).astype(np.float32).reshape(image.shape)
+        lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
         lab -= shift.felt_lab
         lab *= lab
-        d2 = lab[..., 1] + lab[..., 2] + cfg.lightness_weight * lab[..., 0]
-        weight = np.exp(d2 * (-0.5 / cfg.sigma**2))[..., None]
+        d2 = lab @ self._lab_weights
+        weight = np.exp(d2 * (-0.5 / self.config.sigma**2))[..., None]
         out = image.astype(np.float32) + weight * shift.offset_bgr
         return np.clip(out, 0, 255, out=out).astype(np.uint8)
