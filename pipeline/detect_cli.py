@@ -1,4 +1,8 @@
-"""``paigow detect IMAGE... [--json]``: detections and faces for still images."""
+"""``paigow detect IMAGE... [--json]``: detections and faces for still images.
+
+Every image is read and its size checked (:func:`vision.detector.check_fits`: not too small, not
+too thin to letterbox) before any is detected; a bad one is one line naming it.
+"""
 
 from __future__ import annotations
 
@@ -56,11 +60,16 @@ def detection_records(det) -> list[dict]:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from vision.detector import Detector, DetectorConfig, FaceReader
+    from vision.detector import Detector, DetectorConfig, FaceReader, check_fits
     from vision.types import Frame
 
     images = [(p, _read(p)) for p in args.images]  # every input checked before any work
     detector = Detector(DetectorConfig(min_confidence=args.min_confidence, threads=args.threads))
+    for path, image in images:
+        try:
+            check_fits((image.shape[1], image.shape[0]), detector.model.input_wh)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
     reader = FaceReader(threads=args.threads)
     for index, (path, image) in enumerate(images):
         det = reader(image, detector(Frame(str(path), index, 0.0, image)))

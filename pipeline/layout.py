@@ -2,7 +2,10 @@
 
 A layout YAML gives the zones either in table millimetres together with reference points (the
 image positions of table points, from which a homography is fitted), or directly as image-pixel
-polygons. Validation is strict (unknown keys rejected) and every error is one line naming the key.
+polygons. Validation is strict (unknown keys rejected, coordinates finite and within
+``MAX_COORDINATE``) and every error is one line naming the key. A file must be UTF-8 YAML of at
+most ``MAX_LAYOUT_BYTES``; one that is not, or is nested too deep to parse, is one line naming
+the file.
 
 Schema (``coordinates: table_mm`` needs ``reference_points``; ``image_px`` may have them)::
 
@@ -48,8 +51,14 @@ AREA_ORDER = (
 OFF_TABLE = "off_table"
 MIN_REFERENCE_POINTS = 4
 DEFAULT_LAYOUT_RESOURCE = ("pipeline", "data/default_layout.yaml")
+MAX_LAYOUT_BYTES = 1 << 20
+"""A layout is a few kilobytes: a larger file is no layout, and is refused before it is parsed."""
+MAX_COORDINATE = 1e6
+"""Largest magnitude of a coordinate (mm or px): far beyond any table or image, and small enough
+that fitting the homography cannot overflow."""
 
-XY = tuple[float, float]
+Coordinate = Annotated[float, Field(allow_inf_nan=False, ge=-MAX_COORDINATE, le=MAX_COORDINATE)]
+XY = tuple[Coordinate, Coordinate]
 Polygon = Annotated[list[XY], Field(min_length=3)]
 AreaName = Literal[
     "woodpile",
@@ -254,17 +263,31 @@ def parse_layout(data: Any, source: str = "layout") -> Layout:
 def load_layout(path: str | Path) -> Layout:
     """Read and validate a layout YAML file; raises :class:`LayoutError` (one line)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as err:
-        raise LayoutError(f"{path}: cannot read ({err.strerror})") from None
+    text = _read_text(path)
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         raise LayoutError(f"{path}: not valid YAML{where}") from None
+    except RecursionError:  # PyYAML composes nested collections recursively
+        raise LayoutError(f"{path}: nested too deep to be a layout") from None
     return parse_layout(data, str(path))
+
+
+def _read_text(path: Path) -> str:
+    """The UTF-8 text of a layout file of at most ``MAX_LAYOUT_BYTES``."""
+    try:
+        with path.open("rb") as file:
+            raw = file.read(MAX_LAYOUT_BYTES + 1)
+    except OSError as err:
+        raise LayoutError(f"{path}: cannot read ({err.strerror})") from None
+    if len(raw) > MAX_LAYOUT_BYTES:
+        raise LayoutError(f"{path}: larger than {MAX_LAYOUT_BYTES} bytes, not a layout")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise LayoutError(f"{path}: not UTF-8 text (byte {err.start})") from None
 
 
 def load_default_layout() -> Layout:

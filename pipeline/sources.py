@@ -27,7 +27,10 @@ SOURCE is one of:
   out of its iterator: it ends only when closed (or, for an HTTP file of known length, at its
   end).
 - an **image folder**: its images in natural name order (``f2.png`` before ``f10.png``) at
-  ``fps`` (default 25); unreadable images become gaps.
+  ``fps`` (default 25); unreadable images become gaps. The folder is listed once, when opened;
+  an incomplete image (a JPEG without its end marker, a PNG without its IEND chunk: a file still
+  being written, or cut short) is skipped like an unreadable one, never decoded, and listed in
+  the source's ``incomplete``; the gap's reason counts them.
 
 Bad input raises :class:`SourceError` (a ValueError) with one line: a missing file, a file that
 is not a video, an unreachable stream (after its open timeout), an empty folder. With
@@ -38,6 +41,7 @@ in progress at its next item (a live read in progress within ``read_timeout_s``)
 
 from __future__ import annotations
 
+import os
 import queue
 import re
 import sys
@@ -57,6 +61,9 @@ from vision.types import Frame
 DEFAULT_FPS = 25.0
 STREAM_SCHEMES = ("rtsp", "rtsps", "rtmp", "rtmps", "http", "https", "srt", "udp", "tcp")
 IMAGE_SUFFIXES = (".bmp", ".jpeg", ".jpg", ".png", ".tif", ".tiff", ".webp")
+JPEG_START, JPEG_END = b"\xff\xd8", b"\xff\xd9"  # SOI and EOI markers
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+PNG_END = b"\x00\x00\x00\x00IEND\xaeB`\x82"  # the last chunk: IEND, empty, and its CRC
 _MAX_DEMUX_RETRIES = 32
 """A file whose demuxer fails this many times in a row without a packet is read no further."""
 
@@ -505,7 +512,8 @@ def _natural_key(path: Path) -> list[int | str]:
 
 
 class ImageFolderSource(_Source):
-    """The images of a folder, in natural name order, at ``config.fps`` (default 25)."""
+    """The images of a folder, in natural name order, at ``config.fps`` (default 25).
+    ``incomplete``: the images skipped so far as incomplete (:func:`_is_complete`)."""
 
     def __init__(self, folder: Path, config: SourceConfig) -> None:
         super().__init__(str(folder), config)
@@ -515,28 +523,60 @@ class ImageFolderSource(_Source):
         )
         if not self._paths:
             raise SourceError(f"{folder}: no images in the folder ({' '.join(IMAGE_SUFFIXES)})")
-        first = _read_image(self._paths[0])
+        self.incomplete: list[Path] = []
+        first = _read_image(self._paths[0]) if _is_complete(self._paths[0]) else None
         self.size_wh = None if first is None else (first.shape[1], first.shape[0])
 
     def _items(self) -> Iterator[Frame | Gap]:
         timeline = _Timeline(self.fps, self.config.min_gap_s, self.config.keep_every)
+        incomplete = 0  # since the last frame
         for number, path in enumerate(self._paths):
             if number % self.config.keep_every:  # not read at all
+                continue
+            if not _is_complete(path):
+                self.incomplete.append(path)
+                incomplete += 1
                 continue
             image = _read_image(path)
             if image is None:
                 continue
             time_s = number / self.fps
-            gap = timeline.gap_until(time_s, "unreadable images")
+            gap = timeline.gap_until(time_s, _folder_reason(incomplete))
             if gap is not None:
                 yield gap
+            incomplete = 0
             yield Frame(self.config.camera_id, timeline.advance(time_s), time_s, image)
-        gap = timeline.gap_until(len(self._paths) / self.fps, "unreadable images")
+        gap = timeline.gap_until(len(self._paths) / self.fps, _folder_reason(incomplete))
         if gap is not None:
             yield gap
 
     def _release(self) -> None:
         """Nothing held between images."""
+
+
+def _folder_reason(incomplete: int) -> str:
+    if not incomplete:
+        return "unreadable images"
+    return f"unreadable images ({incomplete} incomplete: still being written?)"
+
+
+def _is_complete(path: Path) -> bool:
+    """False for a JPEG that does not end with its EOI marker or a PNG that does not end with
+    its IEND chunk (trailing bytes count as incomplete); True for any other file, which its
+    decoder judges, and for one that cannot be opened (unreadable, not incomplete)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(PNG_SIGNATURE))
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - len(PNG_END)))
+            tail = file.read()
+    except OSError:
+        return True
+    if head.startswith(JPEG_START):
+        return tail.endswith(JPEG_END)
+    if head == PNG_SIGNATURE:
+        return tail == PNG_END
+    return True
 
 
 def _read_image(path: Path) -> np.ndarray | None:

@@ -30,6 +30,11 @@ from vision.types import DETECTOR_CLASSES, DIE, TILE_DOWN, TILE_UP, Detections, 
 MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 PAD_VALUE = 114
 MODEL_STRIDE = 32  # YOLO's largest feature stride: a free input size is a multiple of it
+MIN_IMAGE_SIDE_PX = MODEL_STRIDE  # a smaller picture is no table frame: the network would see
+# less than one cell of its coarsest grid blown up to the whole input
+MIN_FITTED_SIDE_PX = MODEL_STRIDE  # an image's short side once letterboxed: a thinner strip
+# is under one cell of the coarsest grid (caps the aspect ratio at 30:1 wide, 17:1 tall in
+# 960x544); lower: stranger crops pass and find nothing
 
 
 class ModelError(ValueError):
@@ -77,9 +82,36 @@ def letterbox(image: np.ndarray, input_wh: tuple[int, int]) -> tuple[np.ndarray,
     return to_tensor(canvas), lb
 
 
+def check_fits(image_wh: tuple[int, int], input_wh: tuple[int, int]) -> None:
+    """Raise ValueError (one line) for an image size the detector cannot use: a side under
+    ``MIN_IMAGE_SIDE_PX``, or so far from the input's aspect that the letterboxed short side is
+    under ``MIN_FITTED_SIDE_PX``.
+
+    >>> check_fits((1920, 1080), (960, 544))
+    >>> check_fits((5000, 100), (960, 544))
+    Traceback (most recent call last):
+    ...
+    ValueError: a 5000x100 image is too thin for the detector's 960x544 input (aspect ratio 50:1)
+    """
+    w, h = image_wh
+    if min(w, h) < MIN_IMAGE_SIDE_PX:
+        raise ValueError(
+            f"a {w}x{h} image is too small for the detector (a side under {MIN_IMAGE_SIDE_PX} px)"
+        )
+    in_w, in_h = input_wh
+    r = min(in_w / w, in_h / h)
+    if min(w, h) * r < MIN_FITTED_SIDE_PX:
+        raise ValueError(
+            f"a {w}x{h} image is too thin for the detector's {in_w}x{in_h} input "
+            f"(aspect ratio {max(w, h) / min(w, h):.0f}:1)"
+        )
+
+
 def letterbox_canvas(image: np.ndarray, input_wh: tuple[int, int]) -> tuple[np.ndarray, Letterbox]:
-    """:func:`letterbox` before the tensor: the ``(in_h, in_w, 3)`` uint8 BGR canvas."""
+    """:func:`letterbox` before the tensor: the ``(in_h, in_w, 3)`` uint8 BGR canvas. Raises
+    ValueError for an image size :func:`check_fits` refuses."""
     h, w = image.shape[:2]
+    check_fits((w, h), input_wh)
     in_w, in_h = input_wh
     r = min(in_w / w, in_h / h)
     new_w, new_h = round(w * r), round(h * r)

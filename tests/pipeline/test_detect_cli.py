@@ -1,6 +1,7 @@
 """`paigow detect`: JSON lines in input-image pixels; bad input in one line, exit 2."""
 
 import json
+import re
 
 import cv2
 import numpy as np
@@ -51,3 +52,21 @@ def test_bad_images_are_one_line_and_exit_2(tmp_path, capsys, name, content, mes
     assert main(["detect", str(path)]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "message"),
+    [
+        (5000, 2, "a 5000x2 image is too small"),
+        (2, 5000, "a 2x5000 image is too small"),
+        (8, 8, "a 8x8 image is too small"),
+        (6000, 64, r"a 6000x64 image is too thin .* \(aspect ratio 94:1\)"),
+    ],
+    ids=["wide-strip", "tall-strip", "tiny", "thin"],
+)
+def test_degenerate_images_are_one_line_and_exit_2(tmp_path, capsys, width, height, message):
+    path = tmp_path / "odd.png"
+    cv2.imwrite(str(path), np.full((height, width, 3), 90, np.uint8))
+    assert main(["detect", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert re.search(f"{path}: {message}", err) and err.count("\n") == 1

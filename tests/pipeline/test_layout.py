@@ -144,3 +144,41 @@ def test_make_layout_bad_input_exits_2(tmp_path, capsys):
     )
     assert code == 2
     assert len(capsys.readouterr().err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda s: s["boxes"][1][0].__setitem__(0, float("nan")), "boxes.1.0.0: .*finite"),
+        (lambda s: s["areas"]["woodpile"][1].__setitem__(1, float("inf")), "areas.woodpile.1.1"),
+        (lambda s: s["reference_points"]["image_px"][2].__setitem__(0, -float("inf")), "image_px"),
+        (lambda s: s["reference_points"]["table_mm"][0].__setitem__(1, float("nan")), "table_mm"),
+        (lambda s: s.update(image_size_wh=[float("nan"), 540]), "image_size_wh.0: .*finite"),
+        (lambda s: s.update(image_size_wh=[960, float("inf")]), "image_size_wh.1: .*finite"),
+        (lambda s: s["reference_points"]["table_mm"][0].__setitem__(0, 1e300), "table_mm.0.0"),
+    ],
+    ids=["box-nan", "area-inf", "image-px-inf", "table-mm-nan", "size-nan", "size-inf", "huge"],
+)
+def test_non_finite_or_absurd_coordinates_are_one_line_naming_the_key(spec, edit, message):
+    edit(spec)
+    with pytest.raises(LayoutError, match=message) as err:
+        parse_layout(spec, "cam.yaml")
+    assert "\n" not in str(err.value) and str(err.value).startswith("cam.yaml: ")
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (("[" * 20000 + "]" * 20000).encode(), "nested too deep"),
+        (("- " * 20000 + "x\n").encode(), "nested too deep"),
+        (b"camera: caf\xe9\n", r"not UTF-8 text \(byte 11\)"),
+        (b"# padding\n" * 110_000, "larger than 1048576 bytes"),
+    ],
+    ids=["deep-flow", "deep-block", "latin-1", "huge"],
+)
+def test_unparseable_layout_files_are_one_line_naming_the_file(tmp_path, content, message):
+    path = tmp_path / "cam.yaml"
+    path.write_bytes(content)
+    with pytest.raises(LayoutError, match=message) as err:
+        load_layout(path)
+    assert "\n" not in str(err.value) and str(err.value).startswith(f"{path}: ")

@@ -229,6 +229,31 @@ def test_a_folder_in_natural_order_with_unreadable_images_as_a_gap(tmp_path):
     assert gaps_of(items) == [Gap(5, pytest.approx(0.5), pytest.approx(1.0), "unreadable images")]
 
 
+def half_written(path: Path) -> Path:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".png"])
+def test_a_half_written_image_in_a_folder_is_skipped_and_listed(tmp_path, suffix):
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    for i in range(8):
+        image = np.random.default_rng(i).integers(0, 255, (48, 64, 3), np.uint8)
+        cv2.imwrite(str(folder / f"f{i}{suffix}"), image)
+    cut = [half_written(folder / f"f{i}{suffix}") for i in (3, 7)]  # still being written
+    source = open_source(str(folder), fps=10, min_gap_s=0.05)  # every lost frame a gap
+    items = read_all(source)
+    assert [f.index for f in frames_of(items)] == [0, 1, 2, 4, 5, 6]
+    assert source.incomplete == cut
+    why = "unreadable images (1 incomplete: still being written?)"
+    assert gaps_of(items) == [
+        Gap(3, pytest.approx(0.3), pytest.approx(0.4), why),
+        Gap(7, pytest.approx(0.7), pytest.approx(0.8), why),
+    ]
+
+
 def test_realtime_paces_a_folder_at_its_frame_rate(tmp_path):
     source = open_source(str(write_images(tmp_path / "shots", 6)), fps=20, realtime=True)
     assert source.live

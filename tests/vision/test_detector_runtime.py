@@ -5,7 +5,15 @@ import json
 import numpy as np
 import pytest
 
-from vision.detector import Letterbox, ModelError, OnnxModel, decode, letterbox, nms
+from vision.detector import (
+    Letterbox,
+    ModelError,
+    OnnxModel,
+    check_fits,
+    decode,
+    letterbox,
+    nms,
+)
 from vision.faces import crop_square
 from vision.types import Detections
 
@@ -24,6 +32,17 @@ def test_letterbox_pads_centred_and_keeps_aspect():
     assert np.allclose(t[0, :, 0, 0], 114 / 255) and np.allclose(t[0, :, 2, 0], 200 / 255)
     t2, lb2 = letterbox(np.zeros((1080, 1920, 3), np.uint8), (960, 544))
     assert lb2.ratio == 0.5 and t2.shape == (1, 3, 544, 960)
+
+
+@pytest.mark.parametrize(
+    ("image_wh", "message"),
+    [((5000, 2), "too small"), ((31, 600), "too small"), ((3000, 96), "too thin")],
+)
+def test_letterbox_refuses_an_image_it_cannot_fit_in_one_line(image_wh, message):
+    with pytest.raises(ValueError, match=message):
+        letterbox(np.zeros((image_wh[1], image_wh[0], 3), np.uint8), (960, 544))
+    check_fits((32, 32), (960, 544))  # the smallest square passes
+    check_fits((960, 32), (960, 544))  # as does the widest strip of the input's width
 
 
 def test_decode_maps_back_to_frame_pixels_and_filters():
