@@ -7,7 +7,10 @@ one UTF-8 JSON object (:func:`to_wire` / :func:`from_wire`), schema 1::
     {"schema": 1, "seq": 7, "table": "T1", "kind": "dice_not_flat", "rule": "7.2",
      "rule_1998": null, "severity": "low", "action": "re-shake", "state": "open",
      "round": 3, "box": null, "video_time_s": 12.4, "wall_time": "2026-11-29T18:00:00.000Z",
-     "frame": 310, "evidence": {...}, "message": "..."}
+     "frame": 310, "evidence": {...}, "message": "...", "journal": "3f2a..."}
+
+``journal`` (optional, added by the journal that numbered the alert) is that journal's id: a
+console that sees it change knows the numbering started again (a new or reset journal).
 """
 
 from __future__ import annotations
@@ -59,13 +62,15 @@ class Alert:
     message: str
     evidence: Mapping[str, Any] = field(default_factory=dict)
     seq: int | None = None
+    journal: str | None = None
+    """The id of the journal that gave ``seq``; None before journaling."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.evidence, MappingProxyType):
             object.__setattr__(self, "evidence", MappingProxyType(dict(self.evidence)))
 
-    def with_seq(self, seq: int) -> Alert:
-        return replace(self, seq=seq)
+    def with_seq(self, seq: int, journal: str | None = None) -> Alert:
+        return replace(self, seq=seq, journal=journal)
 
     @property
     def key(self) -> tuple[str, str, int, int | None]:
@@ -111,8 +116,9 @@ def round_time(t: float) -> float:
 
 
 def to_dict(alert: Alert) -> dict[str, Any]:
-    """The wire object (schema 1), ``seq`` included (None before journaling)."""
-    return {
+    """The wire object (schema 1), ``seq`` included (None before journaling); ``journal`` only
+    when set."""
+    obj = {
         "schema": SCHEMA,
         "seq": alert.seq,
         "table": alert.table,
@@ -130,6 +136,9 @@ def to_dict(alert: Alert) -> dict[str, Any]:
         "evidence": dict(alert.evidence),
         "message": alert.message,
     }
+    if alert.journal is not None:
+        obj["journal"] = alert.journal
+    return obj
 
 
 def to_wire(alert: Alert) -> bytes:
@@ -157,7 +166,8 @@ _FIELDS = [
 
 
 def from_dict(obj: Mapping[str, Any]) -> Alert:
-    """Inverse of :func:`to_dict`; ValueError naming what is wrong with a malformed object."""
+    """Inverse of :func:`to_dict`; ValueError naming what is wrong with a malformed object
+    (a wrong type, a number out of range such as ``1e400`` for ``round``)."""
     if not isinstance(obj, Mapping):
         raise ValueError("an alert must be a JSON object")
     if obj.get("schema") != SCHEMA:
@@ -182,8 +192,9 @@ def from_dict(obj: Mapping[str, Any]) -> Alert:
             message=str(obj["message"]),
             evidence=dict(obj["evidence"]),
             seq=None if obj["seq"] is None else int(obj["seq"]),
+            journal=None if obj.get("journal") is None else str(obj["journal"]),
         )
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"malformed alert: {exc}") from None
 
 
@@ -191,8 +202,8 @@ def from_wire(payload: bytes) -> Alert:
     """Parse one wire payload; ValueError for anything that is not a schema-1 alert."""
     try:
         obj = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"alert payload is not UTF-8 JSON: {exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise ValueError(f"alert payload is not UTF-8 JSON: {exc!s:.200}") from None
     return from_dict(obj)
 
 

@@ -2,8 +2,10 @@
 
 ``paigow alerts --connect PUB --replay REP [--table T] [--from-seq N] [--json]`` prints each
 alert once, in sequence order, one line each (stdout), filling gaps from the replay endpoint;
-notices (a silent publisher, replay trouble) go to stderr. After a restart, ``--from-seq`` one
-past the last number seen misses nothing.
+notices (a silent publisher, replay trouble, the publisher's system notices such as an
+unwritable journal, a replaced journal) go to stderr. After a restart, ``--from-seq`` one past
+the last number seen misses nothing; a publisher that comes back on a new journal is followed
+from its #1, loudly.
 """
 
 from __future__ import annotations
@@ -79,14 +81,16 @@ def _warn(text: str) -> None:
 
 
 def cmd_alerts(args: argparse.Namespace) -> int:
-    from pipeline.bus.keys import client_curve
-    from pipeline.bus.subscriber import (
+    from pipeline.bus import (
         AlertSubscriber,
         BusWarning,
+        JournalChanged,
+        Notice,
         PublisherBack,
         PublisherSilent,
         SubscriberConfig,
     )
+    from pipeline.bus.keys import client_curve
 
     config = SubscriberConfig(
         pub_endpoint=args.connect,
@@ -113,6 +117,13 @@ def cmd_alerts(args: argparse.Namespace) -> int:
                     _warn(f"publisher back after {silent_s:.1f} s of silence")
                 case BusWarning(message=message):
                     _warn(f"warning: {message}")
+                case Notice(table=table, notice=name, message=message):
+                    _warn(f"NOTICE {table} {name}: {message}")
+                case JournalChanged(table=table, old=old, new=new, why=why):
+                    _warn(
+                        f"WARNING: {table} NUMBERS ALERTS AFRESH ({why}; journal {old} -> {new}):"
+                        " following it again from #1"
+                    )
     return 0
 
 

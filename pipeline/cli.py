@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 
 from pipeline import alerts_cli, detect_cli, game_cli, monitor_cli, review_cli, synth_cli
 
@@ -39,8 +41,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _interruptible() -> None:
+    """Ctrl-C (SIGINT) raises KeyboardInterrupt even when this process was started with SIGINT
+    ignored (a background job of a script inherits that), as every command promises."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    _interruptible()
     try:
         return int(args.func(args) or 0)
     except ValueError as exc:  # TileError, WayError and UsageError are ValueErrors

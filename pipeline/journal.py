@@ -3,7 +3,13 @@
 One file holds the alerts of any number of tables. Sequence numbers are per table, start at 1,
 have no holes and continue across restarts: each is ``max(seq) + 1`` for its table, taken inside
 the writing transaction. The file is in WAL mode with ``synchronous=FULL``, so a committed alert
-survives a power cut; each row keeps the alert's wire JSON (schema 1), sequence number included.
+survives a power cut; each row keeps the alert's wire JSON (schema 1), sequence number and the
+journal's id included. The id (a random hex string made with the file) tells consoles that a
+journal was replaced: numbers from a new file start at 1 again.
+
+A write that SQLite refuses (a full disk, another writer holding the lock past the busy timeout)
+raises :class:`JournalError` with SQLite's own message; :class:`pipeline.bus.store.AlertStore`
+spills such alerts to a :class:`Spill` file and folds them back with :meth:`Journal.insert`.
 
 >>> import tempfile
 >>> from pipeline.alerts import make_alert
@@ -18,18 +24,23 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterable
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
+from typing import TypeVar
 
-from pipeline.alerts import Alert, from_wire, to_wire
+from pipeline.alerts import Alert, AlertState, from_wire, to_wire
+
+T = TypeVar("T")
 
 JOURNAL_VERSION = 1
 """``PRAGMA user_version`` of the layout below; a file with another version is refused."""
 
 BUSY_TIMEOUT_S = 5.0
 """How long a write waits for another process holding the file's write lock. Higher: rides out
-longer contention; lower: a stuck writer is reported sooner."""
+longer contention; lower: a stuck writer is reported (and the alert spilled) sooner."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS alerts (
@@ -39,16 +50,24 @@ CREATE TABLE IF NOT EXISTS alerts (
     wall_time TEXT NOT NULL,
     payload TEXT NOT NULL,
     PRIMARY KEY (table_id, seq)
-) WITHOUT ROWID
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 """
+_SELECT_FROM = "SELECT payload FROM alerts WHERE table_id = ? AND seq >= ? ORDER BY seq LIMIT ?"
+
+
+class JournalError(Exception):
+    """SQLite refused a read or write (disk full, locked past the busy timeout, I/O error); the
+    message is the file's path and SQLite's own words. Not a ValueError: it is no bad input."""
 
 
 class Journal:
-    """A journal file, opened (and created if absent) at ``path``.
+    """A journal file, opened (and created if absent) at ``path``; its id is ``id``.
 
     Safe to share between threads (one connection behind a lock): the publisher appends from
     its caller's thread while its replay thread reads. Raises ValueError with one line when the
-    file cannot be opened as a journal. Use as a context manager, or call :meth:`close`.
+    file cannot be opened as a journal, JournalError when a later read or write fails. Use as a
+    context manager, or call :meth:`close`.
     """
 
     def __init__(self, path: str | Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
@@ -61,12 +80,12 @@ class Journal:
         except sqlite3.Error as exc:
             raise ValueError(f"{self.path}: cannot open the journal: {exc}") from None
         try:
-            self._set_up()
+            self.id: str = self._set_up()
         except (sqlite3.Error, ValueError) as exc:
             self._db.close()
             raise ValueError(f"{self.path}: cannot open the journal: {exc}") from None
 
-    def _set_up(self) -> None:
+    def _set_up(self) -> str:
         (mode,) = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
         if mode != "wal":
             raise ValueError(f"WAL mode refused (journal_mode is {mode!r})")
@@ -74,8 +93,11 @@ class Journal:
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
         if version not in (0, JOURNAL_VERSION):
             raise ValueError(f"journal version {version}, expected {JOURNAL_VERSION}")
-        self._db.execute(_SCHEMA)
+        self._db.executescript(_SCHEMA)
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
         self._db.execute(f"PRAGMA user_version={JOURNAL_VERSION}")
+        (journal_id,) = self._db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()
+        return str(journal_id)
 
     def append(self, alert: Alert) -> Alert:
         """Commit one alert; return it with its sequence number."""
@@ -84,37 +106,68 @@ class Journal:
     def append_all(self, alerts: Iterable[Alert]) -> list[Alert]:
         """Commit alerts in one transaction (one fsync), numbered in the given order per table.
 
-        ValueError for an alert that already has a sequence number; nothing is written then.
+        ValueError for an alert that already has a sequence number; JournalError when SQLite
+        refuses the write. Nothing is written then.
         """
         alerts = list(alerts)
         if any(a.seq is not None for a in alerts):
             raise ValueError("an alert that already has a sequence number cannot be journaled")
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                stored = [self._insert(alert) for alert in alerts]
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        return stored
 
-    def _insert(self, alert: Alert) -> Alert:
-        stored = alert.with_seq(self._last_seq(alert.table) + 1)
-        self._db.execute(
-            "INSERT INTO alerts (table_id, seq, kind, wall_time, payload) VALUES (?, ?, ?, ?, ?)",
-            (stored.table, stored.seq, stored.kind, stored.wall_time, to_wire(stored).decode()),
+        def number_and_insert() -> list[Alert]:
+            stored: list[Alert] = []
+            for alert in alerts:
+                numbered = alert.with_seq(self._last_seq(alert.table) + 1, self.id)
+                self._insert(numbered, "INSERT")
+                stored.append(numbered)
+            return stored
+
+        return self._write(number_and_insert)
+
+    def insert(self, alerts: Iterable[Alert]) -> int:
+        """Commit alerts numbered elsewhere (a spill folded back) in one transaction, stamped
+        with this journal's id; one whose (table, seq) is here already is skipped. Returns how
+        many were new; JournalError when SQLite refuses the write."""
+        alerts = [replace(a, journal=self.id) for a in alerts]
+        if any(a.seq is None for a in alerts):
+            raise ValueError("only numbered alerts can be inserted")
+        return self._write(lambda: sum(self._insert(a, "INSERT OR IGNORE") for a in alerts))
+
+    def _write(self, body: Callable[[], T]) -> T:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    result = body()
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    if self._db.in_transaction:  # SQLite may have rolled back on its own
+                        self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise JournalError(f"{self.path}: {exc}") from exc
+        return result
+
+    def _insert(self, alert: Alert, verb: str) -> int:
+        cursor = self._db.execute(
+            f"{verb} INTO alerts (table_id, seq, kind, wall_time, payload) VALUES (?, ?, ?, ?, ?)",
+            (alert.table, alert.seq, alert.kind, alert.wall_time, to_wire(alert).decode()),
         )
-        return stored
+        return cursor.rowcount
 
     def read(self, table: str, from_seq: int, limit: int) -> list[Alert]:
         """Up to ``limit`` alerts of ``table`` with ``seq >= from_seq``, in sequence order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT payload FROM alerts WHERE table_id = ? AND seq >= ? ORDER BY seq LIMIT ?",
-                (table, from_seq, limit),
-            ).fetchall()
+        rows = self._select(_SELECT_FROM, (table, from_seq, limit))
         return [from_wire(payload.encode()) for (payload,) in rows]
+
+    def left_open(self, table: str) -> list[Alert]:
+        """The last alert of each irregularity of ``table`` (same kind, round and box) that was
+        opened and never closed, in sequence order: what a crash left open."""
+        last: dict[tuple[str, str, int, int | None], Alert] = {}
+        for (payload,) in self._select(_SELECT_FROM, (table, 1, -1)):
+            alert = from_wire(payload.encode())
+            last[alert.key] = alert
+        still_open = [a for a in last.values() if a.state is not AlertState.CLOSE]
+        return sorted(still_open, key=lambda a: a.seq or 0)
 
     def last_seq(self, table: str) -> int:
         """The highest sequence number of ``table``; 0 when it has no alert yet."""
@@ -122,10 +175,20 @@ class Journal:
             return self._last_seq(table)
 
     def _last_seq(self, table: str) -> int:
-        (seq,) = self._db.execute(
-            "SELECT COALESCE(MAX(seq), 0) FROM alerts WHERE table_id = ?", (table,)
-        ).fetchone()
+        try:
+            (seq,) = self._db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM alerts WHERE table_id = ?", (table,)
+            ).fetchone()
+        except sqlite3.Error as exc:
+            raise JournalError(f"{self.path}: {exc}") from exc
         return int(seq)
+
+    def _select(self, sql: str, params: tuple[object, ...]) -> list[tuple[str]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise JournalError(f"{self.path}: {exc}") from exc
 
     def close(self) -> None:
         with self._lock:

@@ -8,9 +8,15 @@ stderr. A file source ends the monitor at its end (``--realtime`` paces it like 
 
 Stopping: SIGTERM or SIGINT (Ctrl-C) stops reading, finishes the pipeline (its closing alerts
 are emitted), then closes the publisher and the journal. The exit status is 0 for SIGTERM and
-for the end of a file, 130 for SIGINT (as for every ``paigow`` command); a second signal while
-stopping aborts at once (130). Bad input (a missing file, a file that is not a video, a stream
-that does not answer within ``--open-timeout-s``, a bad layout) is one line on stderr, status 2.
+for the end of a file, 130 for SIGINT (as for every ``paigow`` command), also when the signal
+comes while the models load; a second signal while stopping aborts at once (130).
+
+The journal never stops the monitor: while it refuses writes (a full disk, a lock held by
+another process), alerts go to the spill file (``--spill``, beside the journal by default;
+put it on another disk) and are written back when it recovers (:mod:`pipeline.bus.store`).
+
+Bad input (a missing file, a file that is not a video, a stream that does not answer within
+``--open-timeout-s``, a bad layout) is one line on stderr, status 2.
 """
 
 from __future__ import annotations
@@ -62,6 +68,12 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         type=Path,
         default=DEFAULT_JOURNAL,
         help=f"SQLite alert journal ({DEFAULT_JOURNAL})",
+    )
+    p.add_argument(
+        "--spill",
+        type=Path,
+        metavar="FILE",
+        help="where alerts wait while the journal cannot be written (JOURNAL.spill.jsonl)",
     )
     p.add_argument("--keys", type=Path, metavar="DIR", help="CURVE keys directory (paigow keys)")
 
@@ -126,9 +138,22 @@ class StopOnSignals:
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
+    with StopOnSignals(threading.Event()) as signals:  # from the start: loading may take long
+        stats = _monitor(args, signals.stop)
+    why = "source ended" if signals.signal is None else signal.Signals(signals.signal).name
+    _note(
+        f"stopped ({why}): {stats.frames} frames, {stats.dropped} dropped, {stats.gaps} gaps, "
+        f"{stats.alerts} alerts journaled in {args.journal}"
+    )
+    return EXIT_SIGINT if signals.signal == signal.SIGINT else 0
+
+
+def _monitor(args: argparse.Namespace, stop: threading.Event):
+    from pipeline.bus import AlertStore
     from pipeline.journal import Journal
     from pipeline.layout import load_layout
     from pipeline.monitor import ConsoleReport, Monitor, MonitorConfig
+    from pipeline.review_cli import check_size
     from pipeline.sources import SourceConfig, open_source
 
     layout = load_layout(args.layout)
@@ -142,30 +167,25 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     config = MonitorConfig(queue_size=args.queue_size)
     with ExitStack() as stack:
         source = stack.enter_context(open_source(args.source, source_config))
+        check_size(layout, source.size_wh, prefix="paigow monitor: ")
         journal = stack.enter_context(Journal(args.journal))
-        publisher = stack.enter_context(_publisher(args, journal))
+        publisher = stack.enter_context(_publisher(args, AlertStore(journal, args.spill)))
         _note(
-            f"table {args.table}: {args.source} ({_shape(source)}) -> journal {args.journal}, "
-            f"alerts on {publisher.pub_endpoint}, replay {publisher.replay_endpoint}"
+            f"table {args.table}: {args.source} ({_shape(source)}) -> journal {args.journal} "
+            f"(id {journal.id}), alerts on {publisher.pub_endpoint}, "
+            f"replay {publisher.replay_endpoint}"
         )
         pipeline = _pipeline(args, layout)
         monitor = Monitor(source, pipeline, publisher, config, ConsoleReport(config))
-        with StopOnSignals(threading.Event()) as signals:
-            stats = monitor.run(signals.stop)
-    why = "source ended" if signals.signal is None else signal.Signals(signals.signal).name
-    _note(
-        f"stopped ({why}): {stats.frames} frames, {stats.dropped} dropped, {stats.gaps} gaps, "
-        f"{stats.alerts} alerts journaled in {args.journal}"
-    )
-    return EXIT_SIGINT if signals.signal == signal.SIGINT else 0
+        return monitor.run(stop)
 
 
-def _publisher(args: argparse.Namespace, journal):
+def _publisher(args: argparse.Namespace, store):
     from pipeline.bus import AlertPublisher, PublisherConfig
     from pipeline.bus.keys import server_curve
 
     curve = server_curve(args.keys) if args.keys else None
-    return AlertPublisher(journal, args.table, PublisherConfig(args.publish, args.replay), curve)
+    return AlertPublisher(store, args.table, PublisherConfig(args.publish, args.replay), curve)
 
 
 def _pipeline(args: argparse.Namespace, layout):

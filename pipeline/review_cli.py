@@ -132,12 +132,13 @@ def _say_alert(alert) -> None:
     tqdm.write(describe_alert(alert), file=sys.stdout)
 
 
-def _check_size(layout, info) -> None:
-    if layout.image_size_wh and tuple(layout.image_size_wh) != info.size_wh:
+def check_size(layout, size_wh: tuple[int, int] | None, prefix: str = "") -> None:
+    """Warn on stderr when the layout was drawn for frames of another size than the source's."""
+    if layout.image_size_wh and size_wh and tuple(layout.image_size_wh) != tuple(size_wh):
         w, h = layout.image_size_wh
         print(
-            f"warning: the layout is for {w}x{h} frames, the video is "
-            f"{info.size_wh[0]}x{info.size_wh[1]}: zones may be off",
+            f"{prefix}warning: the layout is for {w}x{h} frames, the video is "
+            f"{size_wh[0]}x{size_wh[1]}: zones may be off",
             file=sys.stderr,
         )
 
@@ -152,7 +153,7 @@ def _run(args: argparse.Namespace, video: Path, out: Path, layout_path: Path | N
         raise UsageError(f"--still-stride must be at least 1, got {args.still_stride}")
     info = probe_video(video)  # a missing file or a non-video fails before any work
     layout, source = _layout(video, layout_path)
-    _check_size(layout, info)
+    check_size(layout, info.size_wh)
     _prepare_out(out, args.overwrite)
     config = ReviewConfig(
         table=args.table,

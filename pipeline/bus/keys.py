@@ -60,8 +60,12 @@ def new_keys(keys_dir: str | Path, name: str = SERVER_NAME) -> Path:
     public, secret = keys_dir / f"{name}.key", keys_dir / f"{name}.key_secret"
     if public.exists() or secret.exists():
         raise ValueError(f"{public}: a key named {name!r} exists already")
-    create_certificates(keys_dir, name)
-    os.chmod(secret, 0o600)
+    previous = os.umask(0o077)  # the secret file is never readable by others, not for a moment
+    try:
+        create_certificates(keys_dir, name)
+    finally:
+        os.umask(previous)
+    os.chmod(public, 0o644)
     if name != SERVER_NAME:
         shutil.copyfile(public, allowed / public.name)
     return public

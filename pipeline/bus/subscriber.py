@@ -5,8 +5,14 @@ caller (starting at ``from_seq``). An alert with that number is passed on; one w
 number is a duplicate and dropped; a higher number, or a heartbeat announcing a higher last
 number, means alerts were missed (a late start, a full queue, a restart), and they are fetched
 from the replay endpoint in order before anything newer. Between alerts it reports, as typed
-notices, a publisher silent for ``silence_s``, its return, and replay trouble (retried at the
-next heartbeat).
+notices, a publisher silent for ``silence_s``, its return, replay trouble (retried at the next
+heartbeat), the publisher's system notices, and malformed messages (skipped: nothing a rogue
+publisher sends stops the subscriber).
+
+Journal identity: alerts, heartbeats and replies carry the id of the journal that numbers the
+table. When it changes (the monitor restarted on a new or reset journal), or a heartbeat's last
+number goes backwards, numbering has started again: :class:`JournalChanged` is reported and the
+table is followed again from #1 of the new journal, so none of its alerts is dropped as "seen".
 
 >>> with AlertSubscriber(SubscriberConfig(table="T1")) as subscriber:  # doctest: +SKIP
 ...     for item in subscriber:
@@ -32,12 +38,16 @@ from pipeline.bus.publisher import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.bus.wire import (
     ALERT_PREFIX,
     HEARTBEAT_PREFIX,
+    MAX_SEQ,
+    NOTICE_PREFIX,
     Heartbeat,
+    Notice,
     ReplayReply,
     ReplayRequest,
     check_table,
     encode_request,
     parse_heartbeat,
+    parse_notice,
     parse_reply,
     topic_prefixes,
 )
@@ -92,21 +102,35 @@ class BusWarning:
     message: str
 
 
-Item = Alert | PublisherSilent | PublisherBack | BusWarning
+@dataclass(frozen=True, slots=True)
+class JournalChanged:
+    """The journal numbering ``table`` is not the one followed so far (``old`` and ``new`` ids;
+    None when the publisher sends none): the table is followed again from ``#1``."""
+
+    table: str
+    old: str | None
+    new: str | None
+    why: str
 
 
-def parse_message(frames: list[bytes]) -> Heartbeat | Alert:
-    """One PUB message; ValueError for a malformed one (an alert must carry its ``seq``)."""
+Item = Alert | PublisherSilent | PublisherBack | BusWarning | JournalChanged | Notice
+
+
+def parse_message(frames: list[bytes]) -> Heartbeat | Notice | Alert:
+    """One PUB message; ValueError for a malformed one (an alert must carry its ``seq``, within
+    SQLite's integer range)."""
     if len(frames) != 2:
         raise ValueError(f"{len(frames)} frames, expected [topic, payload]")
     topic, payload = frames
     if topic.startswith(HEARTBEAT_PREFIX):
         return parse_heartbeat(payload)
+    if topic.startswith(NOTICE_PREFIX):
+        return parse_notice(payload)
     if not topic.startswith(ALERT_PREFIX):
         raise ValueError("unknown topic")
     alert = from_wire(payload)
-    if alert.seq is None:
-        raise ValueError("alert without a sequence number")
+    if alert.seq is None or not 1 <= alert.seq <= MAX_SEQ:
+        raise ValueError(f"alert sequence number {alert.seq!r:.40} is not from 1 to {MAX_SEQ}")
     return alert
 
 
@@ -139,6 +163,8 @@ class AlertSubscriber:
             self.close()
             raise
         self._next_seq: dict[str, int] = {}
+        self._journal: dict[str, str | None] = {}  # per table, the id of the journal followed
+        self._last_heard: dict[str, int] = {}  # per table, the highest last_seq heard
         self._heard_at = time.monotonic()
         self._warned_at: float | None = None
         self.delivered_live = 0
@@ -188,11 +214,15 @@ class AlertSubscriber:
             yield back
         try:
             message = parse_message(frames)
-        except ValueError as exc:
-            yield BusWarning(f"ignored a malformed message {frames[0][:80]!r}: {exc}")
+        except Exception as exc:  # whatever a rogue publisher sends, it is skipped
+            yield BusWarning(f"ignored a malformed message {frames[0][:80]!r}: {exc!s:.200}")
             return
         if self._config.table not in (None, message.table):
             return  # a prefix match on another table (hb.T1 matches hb.T10)
+        if isinstance(message, Notice):
+            yield message
+            return
+        yield from self._check_journal(message, message.table)
         next_seq = self._next_seq.setdefault(message.table, self._config.from_seq)
         match message:
             case Heartbeat(last_seq=last_seq) if last_seq >= next_seq:
@@ -204,6 +234,27 @@ class AlertSubscriber:
             case Alert(seq=int(seq)) if seq > next_seq:
                 yield from self._catch_up(message.table)
 
+    def _check_journal(
+        self, message: Heartbeat | Alert | ReplayReply, table: str
+    ) -> Iterator[JournalChanged]:
+        """JournalChanged, and ``table`` followed again from #1, when the message comes from
+        another journal than the one followed, or a heartbeat's last number went backwards
+        (heartbeats are compared only with heartbeats: they come in order on one socket)."""
+        old, new = self._journal.get(table), message.journal
+        why = ""
+        if new is not None and old is not None and new != old:
+            why = "the journal's id changed"
+        if isinstance(message, Heartbeat):
+            heard = self._last_heard.get(table, 0)
+            if message.last_seq < heard and not why:
+                why = f"its last number went back from #{heard} to #{message.last_seq}"
+            self._last_heard[table] = message.last_seq if why else max(heard, message.last_seq)
+        if new is not None:
+            self._journal[table] = new
+        if why:
+            self._next_seq[table] = 1
+            yield JournalChanged(table, old, new, why)
+
     def _catch_up(self, table: str) -> Iterator[Alert | BusWarning]:
         """Replay ``table`` from its next sequence number to the journal's last one."""
         while True:
@@ -214,6 +265,10 @@ class AlertSubscriber:
                 yield BusWarning(f"{table}: alerts from #{start} not replayed yet: {exc}")
                 return
             self._heard()
+            changed = list(self._check_journal(reply, table))
+            if changed:
+                yield from changed
+                continue  # ask the new journal from #1
             for alert in reply.alerts:
                 if alert.seq == self._next_seq[table]:
                     self._next_seq[table] += 1

@@ -10,7 +10,6 @@ import threading
 from pathlib import Path
 
 import pytest
-import zmq
 
 from pipeline import alerts_cli
 from pipeline.alerts import describe_alert, from_wire, make_alert
@@ -30,13 +29,6 @@ def alert(round):
         "single_tile_exposed", table="T1", round=round, box=3, video_time_s=round * 1.5,
         frame=round * 30, message="one tile of box 3 face up",
     )  # fmt: skip
-
-
-@pytest.fixture
-def ctx():
-    context = zmq.Context()
-    yield context
-    context.destroy(linger=0)
 
 
 @pytest.fixture
