@@ -7,6 +7,10 @@ a frame goes to ``pipeline.process``, a gap (the source gave no picture) to
 never an empty table. Every alert goes to ``sink.emit`` (``AlertPublisher``: journal first, then
 the bus) the moment the pipeline returns it; alerts never wait in a queue and are never dropped.
 
+A frame the pipeline refuses with a ValueError (a picture of a size the detector cannot take,
+from a folder of mixed images) is skipped and counted (``unusable`` in the status line), its
+reason printed once; it never stops the monitor.
+
 Overload: from a live source (a camera, a stream, a file paced with ``realtime``) the queue keeps
 the newest ``queue_size`` frames and drops the oldest, counting them; from an unpaced file or
 folder the reader waits instead, so every frame is processed. Gaps are never dropped.
@@ -141,6 +145,7 @@ class MonitorStats:
     dropped: int = 0  # frames dropped by the queue (overload)
     gaps: int = 0  # stretches without a picture reported to the pipeline
     alerts: int = 0  # alerts emitted
+    unusable: int = 0  # frames the pipeline refused (an odd size...): skipped like a drop
     fps: float = 0.0  # frames processed per second, lately
     video_s: float = 0.0  # time of the last frame or gap
     phase: str = "-"
@@ -151,6 +156,7 @@ class MonitorStats:
         return (
             f"{self.fps:5.1f} fps | t {self.video_s:8.1f} s | {self.frames} frames | "
             f"{self.dropped} dropped | {self.alerts} alerts | phase {self.phase} | {sight}"
+            + (f" | {self.unusable} unusable" if self.unusable else "")
         )
 
 
@@ -231,6 +237,7 @@ class Monitor:
         self._rate = _Rate()
         self._gap_seen: tuple[int, float] | None = None
         self._reader_failure: BaseException | None = None
+        self._unusable_why = ""
 
     def run(self, stop: threading.Event | None = None) -> MonitorStats:
         """Process until the source ends or ``stop`` is set; then finish the pipeline and emit
@@ -286,7 +293,11 @@ class Monitor:
     def _handle(self, item: Item) -> None:
         match item:
             case Frame(time_s=time_s):
-                result = self.pipeline.process(item)
+                try:
+                    result = self.pipeline.process(item)
+                except ValueError as exc:  # a frame it cannot use never stops the monitor
+                    self._unusable(item, exc)
+                    return
                 self.stats.frames += 1
             case Gap(index=index, start_s=time_s, reason=reason):
                 if (index, time_s) == self._gap_seen:
@@ -301,6 +312,13 @@ class Monitor:
         if result.state is not None:
             self.stats.phase = str(result.state.phase)
         self._emit(result.alerts)
+
+    def _unusable(self, frame: Frame, exc: ValueError) -> None:
+        """Skip the frame, counted; say why on stderr when the reason is new."""
+        self.stats.unusable += 1
+        if str(exc) != self._unusable_why:
+            self._unusable_why = str(exc)
+            print(f"frame {frame.index} skipped: {exc}", file=sys.stderr, flush=True)
 
     def _emit(self, alerts: list[Alert]) -> None:
         for alert in alerts:

@@ -18,6 +18,7 @@ from pipeline.sources import open_source
 from vision.types import Frame
 
 EXIT_USAGE = 2
+DEFAULT_LAYOUT = Path(__file__).resolve().parents[2] / "pipeline" / "data" / "default_layout.yaml"
 
 
 def default_spec() -> dict:
@@ -104,3 +105,18 @@ def test_a_half_written_jpeg_in_a_folder_is_not_a_frame(tmp_path):
         frames = [item for item in source if isinstance(item, Frame)]
     assert [f.index for f in frames] == [0, 1, 2]
     assert source.incomplete == [last]
+
+
+def test_monitor_warns_of_a_layout_for_another_frame_size_and_skips_unusable_frames(
+    tmp_path, capsys
+):
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    for name, (h, w) in {"f0.png": (120, 160), "f1.png": (2, 5000), "f2.png": (120, 160)}.items():
+        cv2.imwrite(str(folder / name), np.zeros((h, w, 3), np.uint8))
+    argv = ["monitor", str(folder), "--layout", str(DEFAULT_LAYOUT), "--table", "T1"]
+    ports = ["--publish", "tcp://127.0.0.1:*", "--replay", "tcp://127.0.0.1:*"]
+    assert main([*argv, *ports, "--journal", str(tmp_path / "alerts.db")]) == 0
+    err = capsys.readouterr().err
+    assert "warning: the layout is for 1920x1080 frames, the video is 160x120" in err
+    assert "frame 1 skipped: " in err and "Traceback" not in err

@@ -265,6 +265,22 @@ def test_a_pipeline_error_still_closes_the_source():
     assert source.closed.is_set()
 
 
+def test_a_frame_the_pipeline_cannot_use_is_skipped_and_the_monitor_goes_on(capsys):
+    class Picky(StubPipeline):
+        def process(self, frame, wall_time=None):
+            if frame.index in (2, 3):
+                raise ValueError("a 5000x2 image is too small for the detector")
+            return super().process(frame, wall_time)
+
+    pipeline = Picky()
+    source = FakeSource([frame(i) for i in range(6)], live=False)
+    stats = run_monitor(Monitor(source, pipeline, ListSink()))
+    assert pipeline.frames == [0, 1, 4, 5] and pipeline.finished
+    assert (stats.frames, stats.unusable) == (4, 2) and "| 2 unusable" in stats.line()
+    err = capsys.readouterr().err
+    assert err.count("skipped: a 5000x2 image is too small") == 1  # once per reason
+
+
 class Terminal(io.StringIO):
     def isatty(self):
         return True
