@@ -86,6 +86,8 @@ class Journal:
             raise ValueError(f"{self.path}: cannot open the journal: {exc}") from None
 
     def _set_up(self) -> str:
+        """WAL mode, the tables and the id; an existing journal is opened without a write, so
+        that a full disk or another writer's lock does not keep the monitor from starting."""
         (mode,) = self._db.execute("PRAGMA journal_mode=WAL").fetchone()
         if mode != "wal":
             raise ValueError(f"WAL mode refused (journal_mode is {mode!r})")
@@ -93,11 +95,18 @@ class Journal:
         (version,) = self._db.execute("PRAGMA user_version").fetchone()
         if version not in (0, JOURNAL_VERSION):
             raise ValueError(f"journal version {version}, expected {JOURNAL_VERSION}")
-        self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
-        self._db.execute(f"PRAGMA user_version={JOURNAL_VERSION}")
+        if not self._has_id():
+            self._db.executescript(_SCHEMA)
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
+            self._db.execute(f"PRAGMA user_version={JOURNAL_VERSION}")
         (journal_id,) = self._db.execute("SELECT value FROM meta WHERE key = 'id'").fetchone()
         return str(journal_id)
+
+    def _has_id(self) -> bool:
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master")}
+        if not {"alerts", "meta"} <= tables:
+            return False
+        return self._db.execute("SELECT 1 FROM meta WHERE key = 'id'").fetchone() is not None
 
     def append(self, alert: Alert) -> Alert:
         """Commit one alert; return it with its sequence number."""

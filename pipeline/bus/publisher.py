@@ -39,7 +39,7 @@ from pipeline.bus.wire import (
     notice_frames,
     parse_request,
 )
-from pipeline.journal import Journal
+from pipeline.journal import Journal, JournalError
 
 PUB_ENDPOINT = "tcp://127.0.0.1:5556"
 REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
@@ -135,7 +135,16 @@ class AlertPublisher:
         self.dropped_replies = 0
         """Replies not sent because their peer was not reading (or gone)."""
         self._thread = self._start_thread()
-        self.emit_all(_closed_at_restart(a) for a in self.store.left_open(self.table))
+        self._close_left_open()
+
+    def _close_left_open(self) -> None:
+        """Close what a crash left open in the journal (``reason: restart``)."""
+        try:
+            left_open = self.store.left_open(self.table)
+        except JournalError as exc:
+            self._say(f"{self.table}: alerts left open were not closed: {exc}")
+            return
+        self.emit_all(_closed_at_restart(alert) for alert in left_open)
 
     def _bind(self, kind: int, endpoint: str, hwm: int) -> zmq.Socket:
         socket = self._context.socket(kind)
@@ -282,6 +291,11 @@ class AlertPublisher:
             return
         self._closed = True
         self.store.flush(force=True)
+        if self.store.pending:
+            self._say(
+                f"{self.table}: {self.store.pending} alerts wait in {self.store.spill.path}; "
+                "they are written into the journal when it next opens"
+            )
         self._stop.set()
         self._thread.join()
         self._release()

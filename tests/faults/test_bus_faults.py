@@ -122,13 +122,15 @@ def test_the_bus_thread_is_restarted_and_says_so_if_its_loop_fails(tmp_path, ctx
                 raise OSError("injected")
             beat()
 
-        monkeypatch.setattr(pub, "_beat", failing_beat)
         with subscriber(pub, ctx) as sub:
             items = iter(sub)
-            _, seen = take(items, lambda a, item: isinstance(item, Notice))
             pub.emit(alert(1))
-            alerts, _ = take(items, n_alerts(1))
-        assert [a.seq for a in alerts] == [1] and pub.restarts == 1
+            alerts, _ = take(items, n_alerts(1))  # the subscriber is connected
+            monkeypatch.setattr(pub, "_beat", failing_beat)
+            _, seen = take(items, lambda a, item: isinstance(item, Notice))
+            pub.emit(alert(2))
+            alerts += take(items, n_alerts(1))[0]
+        assert [a.seq for a in alerts] == [1, 2] and pub.restarts == 1
         assert [n.notice for n in seen if isinstance(n, Notice)] == ["bus_restarted"]
         assert len(said) == 1 and "OSError('injected')" in said[0] and "restarted" in said[0]
 
@@ -193,11 +195,12 @@ def test_a_full_journal_spills_publishes_a_notice_and_folds_back_in_order(tmp_pa
         with publisher(store, ctx, said=said) as pub, subscriber(pub, ctx) as sub:
             items = iter(sub)
             pub.emit(big(1))
+            alerts, _ = take(items, n_alerts(1))  # the subscriber is connected
             fill_up(journal)
             sent = [pub.emit(big(r)) for r in range(2, 40)]  # the monitor goes on
             assert [a.seq for a in sent] == list(range(2, 40)) and store.pending > 0
-            alerts, others = take(items, n_alerts(39))
-            assert [a.seq for a in alerts] == list(range(1, 40))
+            more, others = take(items, n_alerts(38))
+            assert [a.seq for a in alerts + more] == list(range(1, 40))
             notices = [n for n in others if isinstance(n, Notice)]
             assert notices and notices[0].notice == "journal_unwritable"
             assert "database or disk is full" in notices[0].message
@@ -228,6 +231,25 @@ def test_a_journal_locked_by_another_writer_spills_and_recovers(tmp_path, ctx):
             time.sleep(0.05)
         assert pub.emit(alert(4)).seq == 4
         assert [a.seq for a in journal.read("T1", 1, 10)] == [1, 2, 3, 4]
+
+
+def test_a_monitor_starts_on_a_journal_another_writer_holds(tmp_path, ctx):
+    path = tmp_path / "a.db"
+    with Journal(path) as journal:
+        journal.append(alert(1))
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        with Journal(path, busy_timeout_s=0.2) as journal, publisher(journal, ctx) as pub:
+            assert pub.emit(alert(2)).seq == 3  # 2 closed #1, left open (spilled too)
+            assert pub.store.pending == 2
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    with Journal(path) as journal:
+        assert AlertStore(journal).pending == 0  # the spill is folded in at reopening
+        stored = journal.read("T1", 1, 10)
+    assert [(a.seq, str(a.state)) for a in stored] == [(1, "open"), (2, "close"), (3, "open")]
 
 
 def test_a_spill_left_by_a_crash_is_folded_in_when_the_store_opens(tmp_path):
@@ -417,14 +439,20 @@ def test_sigterm_while_the_models_load_stops_the_monitor_cleanly(tmp_path):
         "--publish", ANY_PORT, "--replay", ANY_PORT,
     ]  # fmt: skip
     proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    lines = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
     try:
-        first = proc.stderr.readline().decode()  # "table T1: ...": the models load next
+        deadline = time.monotonic() + WAIT_S * 3
+        while not lines and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.01)  # the first line, "table T1: ...": the models load next
         proc.send_signal(signal.SIGTERM)
         status = proc.wait(WAIT_S * 3)
-        err = first + proc.stderr.read().decode()
+        reader.join(WAIT_S)
     finally:
         proc.kill()
         proc.wait(WAIT_S)
+    err = b"".join(lines).decode()
     assert status == 0, err
     assert "stopped (SIGTERM)" in err and "Traceback" not in err
 
