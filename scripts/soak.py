@@ -10,7 +10,9 @@ What runs:
   with SIGKILL (a crash: what it left open is closed at the next start) and SIGTERM;
 - a console (``paigow alerts --json``) from the start, and a late joiner from half time;
 - a flooding peer: replay requests that are never read, and hostile ones (``from_seq`` past
-  SQLite's range, 4,000 brackets), from two sockets, all along.
+  SQLite's range, 4,000 brackets), from two sockets, all along;
+- with ``--disk-full`` (root, Linux): the journal on an 8 MiB tmpfs that another file fills for
+  15 s in every 45 (the spill file on the other disk, ``--spill``).
 
 At the end the monitor is stopped with SIGTERM, a bare publisher serves the journal on the same
 endpoints until both consoles have caught up, and the script prints, per console, alerts
@@ -22,8 +24,10 @@ lost, duplicated or out of order.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
+import random
 import signal
 import socket
 import subprocess
@@ -103,8 +107,9 @@ class Monitor:
     def __init__(self, args: argparse.Namespace, layout: Path, pub: str, replay: str) -> None:
         self.command = [
             sys.executable, "-m", "pipeline.cli", "monitor", str(args.clip), "--layout",
-            str(layout), "--table", TABLE, "--journal", str(args.out / "alerts.db"),
-            "--realtime", "--publish", pub, "--replay", replay,
+            str(layout), "--table", TABLE, "--journal", str(args.journal),
+            "--spill", str(args.out / "spill.jsonl"), "--realtime", "--publish", pub,
+            "--replay", replay,
         ]  # fmt: skip
         self.log = open(args.out / "monitor.log", "a")  # noqa: SIM115 (closed in close)
         self.runs: list[Run] = []
@@ -177,13 +182,48 @@ def progress(elapsed_s: float, minutes: float, runs: int, last: bool = False) ->
 progress.shown = -1
 
 
+FULL_S, FREE_S = 15.0, 30.0  # the disk is full this long, then free this long, in turn
+
+
+def fill_and_free(disk: Path, stop: threading.Event, counts: dict[str, int]) -> None:
+    """Fill ``disk`` with another file for FULL_S, free it for FREE_S, until ``stop``."""
+    filler = disk / "filler"
+    while not stop.wait(FREE_S):
+        with open(filler, "wb") as file:
+            try:
+                while True:
+                    file.write(b"\0" * 65536)
+                    file.flush()
+            except OSError:
+                counts["full"] += 1
+        stop.wait(FULL_S)
+        filler.unlink()
+
+
+@contextlib.contextmanager
+def small_disk(folder: Path, size_mib: int):
+    """A tmpfs of ``size_mib`` mounted on ``folder`` (root, Linux); SystemExit otherwise."""
+    folder.mkdir(exist_ok=True)
+    command = ["mount", "-t", "tmpfs", "-o", f"size={size_mib}m", "tmpfs", str(folder)]
+    if subprocess.run(command, capture_output=True).returncode != 0:
+        raise SystemExit("soak: --disk-full needs to mount a tmpfs (root, Linux)")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
 def soak(args: argparse.Namespace, layout: Path) -> tuple[Monitor, list[Console], dict]:
     pub, replay = free_endpoint(), free_endpoint()
     monitor = Monitor(args, layout, pub, replay)
     consoles = [Console("console", pub, replay, args.out / "console.log")]
-    stop, counts = threading.Event(), {"sent": 0, "refused": 0}
+    stop, counts = threading.Event(), {"sent": 0, "refused": 0, "full": 0}
     flooder = threading.Thread(target=flood, args=(replay, stop, counts), daemon=True)
     flooder.start()
+    filler = threading.Thread(target=fill_and_free, args=(args.journal.parent, stop, counts))
+    if args.disk_full:
+        filler.start()
+    rng = random.Random(args.seed)  # kills at random points of a run: some with alerts open
     start = time.monotonic()
     end, next_kill, kills = start + args.minutes * 60, start + args.kill_every_s, 0
     while (now := time.monotonic()) < end:
@@ -191,7 +231,7 @@ def soak(args: argparse.Namespace, layout: Path) -> tuple[Monitor, list[Console]
         monitor.sample()
         if now >= next_kill:
             monitor.stop(signal.SIGKILL if kills % 2 == 0 else signal.SIGTERM)
-            kills, next_kill = kills + 1, now + args.kill_every_s
+            kills, next_kill = kills + 1, now + rng.uniform(0.25, 1.0) * args.kill_every_s
         if len(consoles) == 1 and now >= start + args.minutes * 30:
             consoles.append(Console("late joiner", pub, replay, args.out / "late.log"))
         progress(now - start, args.minutes, len(monitor.runs))
@@ -200,17 +240,20 @@ def soak(args: argparse.Namespace, layout: Path) -> tuple[Monitor, list[Console]
     monitor.stop(signal.SIGTERM)
     stop.set()
     flooder.join(5)
+    if filler.is_alive():
+        filler.join()  # the disk is free again
     return monitor, consoles, {"pub": pub, "replay": replay, **counts}
 
 
-def finish(args: argparse.Namespace, consoles: list[Console], endpoints: dict) -> list[int]:
-    """Serve the journal until the consoles caught up; stop them; the journaled numbers."""
-    from pipeline.bus import AlertPublisher, PublisherConfig
+def finish(args: argparse.Namespace, consoles: list[Console], endpoints: dict) -> list:
+    """Serve the journal until the consoles caught up; stop them; the journaled alerts."""
+    from pipeline.bus import AlertPublisher, AlertStore, PublisherConfig
     from pipeline.journal import Journal
 
-    with Journal(args.out / "alerts.db") as journal:
+    with Journal(args.journal) as journal:
         config = PublisherConfig(endpoints["pub"], endpoints["replay"])
-        with AlertPublisher(journal, TABLE, config):
+        store = AlertStore(journal, args.out / "spill.jsonl")  # what waits there is folded in
+        with AlertPublisher(store, TABLE, config):
             last = journal.last_seq(TABLE)
             deadline = time.monotonic() + CATCH_UP_S
             while time.monotonic() < deadline and any(
@@ -219,10 +262,11 @@ def finish(args: argparse.Namespace, consoles: list[Console], endpoints: dict) -
                 time.sleep(0.2)
             for console in consoles:
                 console.stop()
-        return [a.seq for a in journal.read(TABLE, 1, 10**9)]
+        return journal.read(TABLE, 1, 10**9)
 
 
-def report(journaled: list[int], monitor: Monitor, consoles: list[Console], counts: dict) -> int:
+def report(alerts: list, monitor: Monitor, consoles: list[Console], counts: dict) -> int:
+    journaled = [a.seq for a in alerts]
     bad = 0
     ends = {}
     for run in monitor.runs:
@@ -230,7 +274,11 @@ def report(journaled: list[int], monitor: Monitor, consoles: list[Console], coun
     print(f"monitor runs: {len(monitor.runs)} ({', '.join(f'{n} {k}' for k, n in ends.items())})")
     print(f"flooding peer: {counts['sent']} requests sent, {counts['refused']} refused by its "
           "own full queue")  # fmt: skip
-    print(f"alerts journaled (sent): {len(journaled)}")
+    if counts["full"]:
+        print(f"disk full: {counts['full']} times, {FULL_S:g} s each")
+    restarts = sum(1 for a in alerts if a.evidence.get("reason") == "restart")
+    print(f"alerts journaled (sent): {len(journaled)}, {restarts} of them closing at a restart "
+          "what a kill left open")  # fmt: skip
     for console in consoles:
         got = console.seqs
         lost = len(set(journaled) - set(got))
@@ -252,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kill-every-s", type=float, default=45.0)
     parser.add_argument("--clip", type=Path, default=DEMO / "clip.mp4")
     parser.add_argument("--out", type=Path, help="journal and logs (default: a temporary folder)")
+    parser.add_argument("--disk-full", action="store_true", help="fill the journal's disk in turns")
+    parser.add_argument("--seed", type=int, default=0, help="of the kill times")
     args = parser.parse_args(argv)
     if args.minutes <= 0 or args.kill_every_s <= 0 or not args.clip.is_file():
         print("soak: --minutes and --kill-every-s must be > 0 and --clip a file", file=sys.stderr)
@@ -262,11 +312,14 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, str(ROOT / "scripts" / "make_layout.py"), "--scenario",
                     str(args.clip.parent / "scenario.json"), "--out", str(layout)],
                    check=True)  # fmt: skip
-    monitor, consoles, endpoints = soak(args, layout)
-    monitor.close()
-    journaled = finish(args, consoles, endpoints)
-    print(f"soak: {args.minutes:g} min; journal and logs in {args.out}")
-    return report(journaled, monitor, consoles, endpoints)
+    with contextlib.ExitStack() as stack:
+        disk = stack.enter_context(small_disk(args.out / "disk", 8)) if args.disk_full else args.out
+        args.journal = disk / "alerts.db"
+        monitor, consoles, endpoints = soak(args, layout)
+        monitor.close()
+        alerts = finish(args, consoles, endpoints)
+    print(f"soak: {args.minutes:g} min; logs in {args.out}")
+    return report(alerts, monitor, consoles, endpoints)
 
 
 if __name__ == "__main__":

@@ -175,10 +175,12 @@ class AlertStore:
         """The table's highest number, journal and spill together."""
         with self._lock:
             if table not in self._last_seq:
+                spilled = max((a.seq or 0 for a in self._pending if a.table == table), default=0)
                 try:
-                    self._last_seq[table] = self.journal.last_seq(table)
+                    journaled = self.journal.last_seq(table)
                 except JournalError:
-                    return max((a.seq or 0 for a in self._pending if a.table == table), default=0)
+                    return spilled
+                self._last_seq[table] = max(journaled, spilled)
             return self._last_seq[table]
 
     def read(self, table: str, from_seq: int, limit: int) -> list[Alert]:

@@ -265,6 +265,24 @@ def test_a_spill_left_by_a_crash_is_folded_in_when_the_store_opens(tmp_path):
         assert store.append_all([alert(4)])[0].seq == 4
 
 
+def test_a_store_reopened_while_the_journal_is_still_full_numbers_after_its_spill(tmp_path):
+    with Journal(tmp_path / "a.db") as journal:
+        store = AlertStore(journal)
+        store.append_all([big(1)])
+        fill_up(journal)
+        store.append_all([big(2), big(3)])  # spilled; then the process dies
+    with Journal(tmp_path / "a.db") as journal:
+        fill_up(journal)  # still full when the monitor comes back
+        store = AlertStore(journal)
+        assert store.pending == 2 and store.last_seq("T1") == 3
+        assert store.append_all([big(4)])[0].seq == 4
+        journal._db.execute("PRAGMA max_page_count = 1073741823")
+        assert store.flush(force=True) == 3
+        assert [(a.seq, a.round) for a in journal.read("T1", 1, 10)] == [
+            (r, r) for r in range(1, 5)
+        ]
+
+
 @contextmanager
 def small_disk(folder: Path, size_kib: int):
     folder.mkdir()
