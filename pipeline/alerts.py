@@ -208,7 +208,7 @@ def from_wire(payload: bytes) -> Alert:
 
 
 def describe_alert(alert: Alert) -> str:
-    """One readable line for the console.
+    """One readable line for the console (``#-``: not numbered yet).
 
     >>> a = make_alert("dice_not_flat", table="T1", round=2, box=None, video_time_s=12.4,
     ...                frame=310, message="a die is not lying flat", wall_time="t").with_seq(7)
@@ -217,8 +217,9 @@ def describe_alert(alert: Alert) -> str:
     """
     box = f" box {alert.box}" if alert.box is not None else ""
     rules = alert.rule + (f"/{alert.rule_1998}" if alert.rule_1998 else "")
+    seq = "-" if alert.seq is None else alert.seq
     return (
-        f"#{alert.seq} {alert.table} round {alert.round}{box} {alert.video_time_s:g}s "
+        f"#{seq} {alert.table} round {alert.round}{box} {alert.video_time_s:g}s "
         f"{alert.severity.upper()} {alert.kind} ({rules}) {alert.state}: {alert.message} "
         f"-> {alert.action}"
     )

@@ -58,7 +58,16 @@ _SELECT_FROM = "SELECT payload FROM alerts WHERE table_id = ? AND seq >= ? ORDER
 
 class JournalError(Exception):
     """SQLite refused a read or write (disk full, locked past the busy timeout, I/O error); the
-    message is the file's path and SQLite's own words. Not a ValueError: it is no bad input."""
+    message is the file's path and SQLite's own words. Not a ValueError: it is no bad input,
+    and trying again later may succeed."""
+
+
+_PASSING = {sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED}
+"""Primary result codes of faults that pass (a full disk, an I/O error, another writer)."""
+
+
+def _passing(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _PASSING
 
 
 class Journal:
@@ -66,8 +75,10 @@ class Journal:
 
     Safe to share between threads (one connection behind a lock): the publisher appends from
     its caller's thread while its replay thread reads. Raises ValueError with one line when the
-    file cannot be opened as a journal, JournalError when a later read or write fails. Use as a
-    context manager, or call :meth:`close`.
+    file cannot be a journal (a missing folder, another kind of file, another version), and
+    JournalError when a fault that may pass (a full disk, an I/O error, a lock held past the
+    busy timeout) stops opening it or a later read or write. Use as a context manager, or call
+    :meth:`close`.
     """
 
     def __init__(self, path: str | Path, busy_timeout_s: float = BUSY_TIMEOUT_S) -> None:
@@ -83,6 +94,8 @@ class Journal:
             self.id: str = self._set_up()
         except (sqlite3.Error, ValueError) as exc:
             self._db.close()
+            if isinstance(exc, sqlite3.Error) and _passing(exc):
+                raise JournalError(f"{self.path}: cannot open the journal: {exc}") from exc
             raise ValueError(f"{self.path}: cannot open the journal: {exc}") from None
 
     def _set_up(self) -> str:
@@ -168,11 +181,13 @@ class Journal:
         rows = self._select(_SELECT_FROM, (table, from_seq, limit))
         return [from_wire(payload.encode()) for (payload,) in rows]
 
-    def left_open(self, table: str) -> list[Alert]:
+    def left_open(self, table: str, before_seq: int | None = None) -> list[Alert]:
         """The last alert of each irregularity of ``table`` (same kind, round and box) that was
-        opened and never closed, in sequence order: what a crash left open."""
+        opened and never closed, in sequence order: what a crash left open. Only alerts
+        numbered below ``before_seq`` count, if given (those of the runs before this one)."""
         last: dict[tuple[str, str, int, int | None], Alert] = {}
-        for (payload,) in self._select(_SELECT_FROM, (table, 1, -1)):
+        sql = "SELECT payload FROM alerts WHERE table_id = ? AND seq < ? ORDER BY seq"
+        for (payload,) in self._select(sql, (table, before_seq or 2**63 - 1)):
             alert = from_wire(payload.encode())
             last[alert.key] = alert
         still_open = [a for a in last.values() if a.state is not AlertState.CLOSE]

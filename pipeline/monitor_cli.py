@@ -150,7 +150,6 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 
 def _monitor(args: argparse.Namespace, stop: threading.Event):
     from pipeline.bus import AlertStore
-    from pipeline.journal import Journal
     from pipeline.layout import load_layout
     from pipeline.monitor import ConsoleReport, Monitor, MonitorConfig
     from pipeline.review_cli import check_size
@@ -168,12 +167,12 @@ def _monitor(args: argparse.Namespace, stop: threading.Event):
     with ExitStack() as stack:
         source = stack.enter_context(open_source(args.source, source_config))
         check_size(layout, source.size_wh, prefix="paigow monitor: ")
-        journal = stack.enter_context(Journal(args.journal))
-        publisher = stack.enter_context(_publisher(args, AlertStore(journal, args.spill)))
+        store = stack.enter_context(AlertStore(args.journal, args.spill))
+        publisher = stack.enter_context(_publisher(args, store))
+        state = f"id {store.id}" if store.journal else f"not open yet: {store.failure}"
         _note(
             f"table {args.table}: {args.source} ({_shape(source)}) -> journal {args.journal} "
-            f"(id {journal.id}), alerts on {publisher.pub_endpoint}, "
-            f"replay {publisher.replay_endpoint}"
+            f"({state}), alerts on {publisher.pub_endpoint}, replay {publisher.replay_endpoint}"
         )
         pipeline = _pipeline(args, layout)
         monitor = Monitor(source, pipeline, publisher, config, ConsoleReport(config))

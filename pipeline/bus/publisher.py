@@ -134,17 +134,25 @@ class AlertPublisher:
         """Times the background thread's loop failed and was restarted."""
         self.dropped_replies = 0
         """Replies not sent because their peer was not reading (or gone)."""
-        self._thread = self._start_thread()
+        self._emit_lock = threading.RLock()  # numbering and publishing stay in one order
+        self._left_open_closed = False
+        self._start_thread()
         self._close_left_open()
 
     def _close_left_open(self) -> None:
-        """Close what a crash left open in the journal (``reason: restart``)."""
-        try:
-            left_open = self.store.left_open(self.table)
-        except JournalError as exc:
-            self._say(f"{self.table}: alerts left open were not closed: {exc}")
-            return
-        self.emit_all(_closed_at_restart(alert) for alert in left_open)
+        """Close what a crash left open in the journal (``reason: restart``), once; later if
+        the journal cannot be read yet."""
+        with self._emit_lock:
+            if self._left_open_closed:
+                return
+            try:
+                left_open = self.store.left_open(self.table)
+            except JournalError as exc:
+                self._say(f"{self.table}: alerts left open were not closed: {exc}")
+                left_open = []
+            if left_open is not None:
+                self._left_open_closed = True
+                self.emit_all(_closed_at_restart(alert) for alert in left_open)
 
     def _bind(self, kind: int, endpoint: str, hwm: int) -> zmq.Socket:
         socket = self._context.socket(kind)
@@ -161,12 +169,13 @@ class AlertPublisher:
         return socket
 
     def _start_thread(self) -> threading.Thread:
-        thread = threading.Thread(target=self._serve, name=f"bus-{self.table}", daemon=True)
-        thread.start()
-        return thread
+        self._thread = threading.Thread(target=self._serve, name=f"bus-{self.table}", daemon=True)
+        self._thread.start()
+        return self._thread
 
     def emit(self, alert: Alert) -> Alert:
-        """Keep ``alert`` (journal, or spill), then publish it; return it with its number."""
+        """Keep ``alert`` (journal, or spill), then publish it; return it with its number
+        (none yet while the journal has never opened: it is published once numbered)."""
         return self.emit_all([alert])[0]
 
     def emit_all(self, alerts: Iterable[Alert]) -> list[Alert]:
@@ -181,15 +190,19 @@ class AlertPublisher:
         for alert in alerts:
             if alert.table != self.table:
                 raise ValueError(f"alert of table {alert.table!r} given to the {self.table} bus")
-        stored = self.store.append_all(alerts)
-        with self._pub_lock:
-            for alert in stored:
-                self._pub.send_multipart([alert_topic(alert), to_wire(alert)])
+        with self._emit_lock:
+            stored = self.store.append_all(alerts)
+            self._publish(self.store.take_unpublished())
         self._report_journal()
         if not self._thread.is_alive() and not self._stop.is_set():
             self._restarted("the bus thread had stopped")
-            self._thread = self._start_thread()
+            self._start_thread()
         return stored
+
+    def _publish(self, alerts: list[Alert]) -> None:
+        with self._pub_lock:
+            for alert in alerts:
+                self._pub.send_multipart([alert_topic(alert), to_wire(alert)])
 
     def _serve(self) -> None:
         """Background thread: the loop, restarted (after a pause) whenever it fails."""
@@ -211,7 +224,10 @@ class AlertPublisher:
                 next_beat = time.monotonic() + self._config.heartbeat_s
 
     def _beat(self) -> None:
-        self.store.flush()
+        with self._emit_lock:
+            self.store.flush()
+            self._publish(self.store.take_unpublished())  # held alerts, numbered at last
+        self._close_left_open()
         self._report_journal()
         frames = heartbeat_frames(self.table, self.store.last_seq(self.table), self.store.id)
         with self._pub_lock:
@@ -290,7 +306,9 @@ class AlertPublisher:
         if self._closed:
             return
         self._closed = True
-        self.store.flush(force=True)
+        with self._emit_lock:
+            self.store.flush(force=True)
+            self._publish(self.store.take_unpublished())
         if self.store.pending:
             self._say(
                 f"{self.table}: {self.store.pending} alerts wait in {self.store.spill.path}; "

@@ -238,17 +238,21 @@ class AlertSubscriber:
         self, message: Heartbeat | Alert | ReplayReply, table: str
     ) -> Iterator[JournalChanged]:
         """JournalChanged, and ``table`` followed again from #1, when the message comes from
-        another journal than the one followed, or a heartbeat's last number went backwards
-        (heartbeats are compared only with heartbeats: they come in order on one socket)."""
+        another journal than the one followed, or a heartbeat's last number went backwards in
+        the same journal (heartbeats are compared only with heartbeats: they come in order on
+        one socket). A publisher that names no journal (one that cannot open it yet, or an
+        older one) is never taken for a reset."""
         old, new = self._journal.get(table), message.journal
         why = ""
         if new is not None and old is not None and new != old:
             why = "the journal's id changed"
-        if isinstance(message, Heartbeat):
-            heard = self._last_heard.get(table, 0)
-            if message.last_seq < heard and not why:
+        if isinstance(message, Heartbeat) and new is not None and new == old:
+            heard = self._last_heard.get(table, 0)  # a restored copy of the same journal
+            if message.last_seq < heard:
                 why = f"its last number went back from #{heard} to #{message.last_seq}"
             self._last_heard[table] = message.last_seq if why else max(heard, message.last_seq)
+        elif isinstance(message, Heartbeat) and new is not None:
+            self._last_heard[table] = message.last_seq
         if new is not None:
             self._journal[table] = new
         if why:
