@@ -6,6 +6,8 @@ a frame goes to ``pipeline.process``, a gap (the source gave no picture) to
 ``pipeline.no_frame``, so a lost camera becomes a ``camera_lost`` alert and a blind interval,
 never an empty table. Every alert goes to ``sink.emit`` (``AlertPublisher``: journal first, then
 the bus) the moment the pipeline returns it; alerts never wait in a queue and are never dropped.
+With ``snapshots``, each alert's evidence frame is written first (:mod:`pipeline.snapshots`),
+so the ``evidence.snapshot`` a live alert carries names a file that exists.
 
 A frame the pipeline refuses with a ValueError (a picture of a size the detector cannot take,
 from a folder of mixed images) is skipped and counted (``unusable`` in the status line), its
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from pipeline.alerts import Alert, describe_alert
+from pipeline.snapshots import Snapshots
 from pipeline.sources import Gap, Source
 from vision.types import Frame
 
@@ -43,8 +46,8 @@ class AlertSink(Protocol):
 
 
 class FramePipeline(Protocol):
-    """The part of :class:`pipeline.runner.TablePipeline` the monitor uses; results need only
-    ``alerts``, ``blind`` and ``state``."""
+    """The part of :class:`pipeline.runner.TablePipeline` the monitor uses; results need
+    ``alerts``, ``blind`` and ``state`` (and ``frame`` and ``tracks`` for snapshots)."""
 
     def process(self, frame: Frame, wall_time: str | None = None): ...
 
@@ -229,10 +232,12 @@ class Monitor:
         sink: AlertSink,
         config: MonitorConfig | None = None,
         report: ConsoleReport | None = None,
+        snapshots: Snapshots | None = None,
     ) -> None:
         self.source, self.pipeline, self.sink = source, pipeline, sink
         self.config = config or MonitorConfig()
         self.report = report
+        self.snapshots = snapshots
         self.stats = MonitorStats()
         self._rate = _Rate()
         self._gap_seen: tuple[int, float] | None = None
@@ -299,6 +304,8 @@ class Monitor:
                     self._unusable(item, exc)
                     return
                 self.stats.frames += 1
+                if self.snapshots is not None:
+                    self.snapshots.push(result.frame, result.tracks)
             case Gap(index=index, start_s=time_s, reason=reason):
                 if (index, time_s) == self._gap_seen:
                     return  # the same gap again (still down, or its end): reported already
@@ -322,6 +329,8 @@ class Monitor:
 
     def _emit(self, alerts: list[Alert]) -> None:
         for alert in alerts:
+            if self.snapshots is not None:
+                alert = self.snapshots.snapshot(alert)  # the file its evidence names, first
             stored = self.sink.emit(alert)
             self.stats.alerts += 1
             if self.report is not None:

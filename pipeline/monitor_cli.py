@@ -4,7 +4,9 @@ SOURCE is a video file, a stream URL (``rtsp://``, ``http://`` ...), a camera in
 a folder of images (:mod:`pipeline.sources`). Every alert is journaled (``--journal``), then
 published on ``--publish`` (PUB) with replays on ``--replay``, and printed on stdout, one line
 each; a one-line status (fps, dropped frames, alerts, phase, blind or not) is refreshed on
-stderr. A file source ends the monitor at its end (``--realtime`` paces it like a camera).
+stderr. Each alert's evidence frame is saved where its ``evidence.snapshot`` says, under
+``--snapshots`` (the journal's folder by default). A file source ends the monitor at its end
+(``--realtime`` paces it like a camera).
 
 Stopping: SIGTERM or SIGINT (Ctrl-C) stops reading, finishes the pipeline (its closing alerts
 are emitted), then closes the publisher and the journal. The exit status is 0 for SIGTERM and
@@ -74,6 +76,12 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="FILE",
         help="where alerts wait while the journal cannot be written (JOURNAL.spill.jsonl)",
+    )
+    p.add_argument(
+        "--snapshots",
+        type=Path,
+        metavar="DIR",
+        help="folder the alerts' evidence.snapshot paths are under (the journal's folder)",
     )
     p.add_argument("--keys", type=Path, metavar="DIR", help="CURVE keys directory (paigow keys)")
 
@@ -153,6 +161,7 @@ def _monitor(args: argparse.Namespace, stop: threading.Event):
     from pipeline.layout import load_layout
     from pipeline.monitor import ConsoleReport, Monitor, MonitorConfig
     from pipeline.review_cli import check_size
+    from pipeline.snapshots import SnapshotConfig, Snapshots
     from pipeline.sources import SourceConfig, open_source
 
     layout = load_layout(args.layout)
@@ -175,7 +184,8 @@ def _monitor(args: argparse.Namespace, stop: threading.Event):
             f"({state}), alerts on {publisher.pub_endpoint}, replay {publisher.replay_endpoint}"
         )
         pipeline = _pipeline(args, layout)
-        monitor = Monitor(source, pipeline, publisher, config, ConsoleReport(config))
+        snapshots = Snapshots(args.snapshots or args.journal.parent, layout, SnapshotConfig())
+        monitor = Monitor(source, pipeline, publisher, config, ConsoleReport(config), snapshots)
         return monitor.run(stop)
 
 

@@ -27,7 +27,6 @@ import queue
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field, replace
@@ -47,20 +46,18 @@ from pipeline.journal import Journal
 from pipeline.layout import Layout
 from pipeline.report import REPORT_FILE, RunInfo, Unreadable, write_report
 from pipeline.runner import FrameResult, PipelineConfig, TablePipeline
+from pipeline.snapshots import SnapshotConfig, Snapshots, alert_line, severity_colour
 from pipeline.sources import Gap, ReadAhead, Source, open_source
 from vision.draw import (
     DEFAULT_STYLE,
-    SEVERITY_COLOURS,
-    WHITE,
     band_height,
     draw_card,
     draw_tracks,
     draw_zones,
-    fit_width,
     text_band,
 )
 from vision.gating import GatingConfig, changed_boxes, grey_small
-from vision.types import Frame, Track
+from vision.types import Frame
 
 if TYPE_CHECKING:
     from pipeline.bus.publisher import PublisherConfig
@@ -91,14 +88,7 @@ class ReviewConfig:
     # is detected in full before it is carried; lower: more skipped, higher: fewer
     video_width_px: int | None = 960  # width of annotated.mp4; None: no annotated video
     video_crf: int = 28  # H.264 quality of annotated.mp4: lower is better and bigger
-    snapshot_width_px: int = 1920  # snapshots wider than this are reduced; lower: smaller
-    # files, faces harder to make out
-    snapshot_ring_s: float = 6.0  # video seconds of frames kept (JPEG) for start-frame
-    # snapshots; higher: irregularities revealed later still get their first frame, more memory
-    snapshot_every_s: float = 0.2  # one frame kept per this many video seconds (each is a
-    # JPEG encoding, 5 ms at 1080p); a snapshot shows the start, or the kept frame before it
-    # (its frame index in the alert's evidence); lower: closer to the start, slower
-    jpeg_quality: int = 85
+    snapshots: SnapshotConfig = field(default_factory=SnapshotConfig)  # evidence frames
     pipeline: PipelineConfig | None = None
 
 
@@ -161,101 +151,6 @@ def event_record(event: TableEvent) -> dict:
     'DiceRead'
     """
     return {"type": type(event).__name__, **asdict(event)}
-
-
-@dataclass(frozen=True, slots=True)
-class _Kept:
-    """A processed frame kept for snapshots: JPEG bytes of the (reduced) picture, its scale
-    from full resolution, and the frame's tracks."""
-
-    index: int
-    time_s: float
-    jpeg: np.ndarray
-    scale: float
-    tracks: tuple[Track, ...]
-
-
-class SnapshotRing:
-    """Processed frames of the last ``keep_s`` video seconds, JPEG-encoded at most ``width_px``
-    wide, one every ``every_s`` (encoding is the costly part), and the newest frame always: an
-    alert is raised some frames after its irregularity began, and its snapshot shows the
-    beginning, or the nearest kept frame before it."""
-
-    def __init__(
-        self, keep_s: float, width_px: int, jpeg_quality: int, every_s: float = 0.0
-    ) -> None:
-        self.keep_s, self.width_px, self.jpeg_quality = keep_s, width_px, jpeg_quality
-        self.every_s = every_s
-        self._kept: deque[_Kept] = deque()
-        self._newest: tuple[Frame, tuple[Track, ...]] | None = None  # not encoded until needed
-        self._newest_kept: _Kept | None = None  # the newest frame once encoded
-
-    def push(self, frame: Frame, tracks: list[Track]) -> None:
-        if self._newest is not None and self._due(self._newest[0]):
-            self._kept.append(self._encoded_newest())
-        self._newest, self._newest_kept = (frame, tuple(tracks)), None
-        while self._kept and self._kept[0].time_s < frame.time_s - self.keep_s:
-            self._kept.popleft()
-
-    def _due(self, frame: Frame) -> bool:
-        return not self._kept or frame.time_s >= self._kept[-1].time_s + self.every_s - 1e-9
-
-    def _encoded_newest(self) -> _Kept:
-        if self._newest_kept is None:
-            assert self._newest is not None
-            frame, tracks = self._newest
-            small, scale = fit_width(frame.image, self.width_px)
-            quality = [cv2.IMWRITE_JPEG_QUALITY, self.jpeg_quality]
-            ok, jpeg = cv2.imencode(".jpg", small, quality)
-            if not ok:
-                raise ValueError(f"frame {frame.index}: JPEG encoding failed")
-            self._newest_kept = _Kept(frame.index, frame.time_s, jpeg, scale, tracks)
-        return self._newest_kept
-
-    def at_or_before(self, index: int) -> _Kept | None:
-        """The latest kept frame at or before ``index``; the newest one when ``index`` is no
-        longer (or not yet) kept; None when nothing is kept."""
-        if self._newest is not None and self._newest[0].index <= index:
-            return self._encoded_newest()
-        earlier = [k for k in self._kept if k.index <= index]
-        if earlier:
-            return earlier[-1]
-        return None if self._newest is None else self._encoded_newest()
-
-
-def _severity_colour(alert: Alert) -> tuple[int, int, int]:
-    return SEVERITY_COLOURS.get(alert.severity, WHITE)
-
-
-def alert_line(alert: Alert) -> str:
-    """The short line an annotated frame shows for an open alert."""
-    box = f" box {alert.box}" if alert.box is not None else ""
-    return f"{alert.severity.upper()} {alert.kind}{box} (rule {alert.rule}): {alert.action}"
-
-
-def write_snapshot(
-    out_dir: Path, rel_path: str, ring: SnapshotRing, layout: Layout, alert: Alert
-) -> int | None:
-    """Save the kept frame nearest the alert's start (``started_frame``) at ``out_dir /
-    rel_path``, evidence tracks outlined; returns the frame index saved, None if none."""
-    wanted = int(alert.evidence.get("started_frame", alert.frame))
-    kept = ring.at_or_before(wanted)
-    target = (out_dir / rel_path).resolve()
-    if kept is None or not target.is_relative_to(out_dir.resolve()):
-        return None
-    image = cv2.imdecode(kept.jpeg, cv2.IMREAD_COLOR)
-    ids = {int(i) for i in alert.evidence.get("track_ids", ()) if isinstance(i, int)}
-    style = DEFAULT_STYLE.for_width(image.shape[1])
-    view = draw_zones(image, layout.zones_px, kept.scale, style)
-    view = draw_tracks(view, kept.tracks, kept.scale, ids, style)
-    lines = [
-        (alert_line(alert), _severity_colour(alert)),
-        f"{alert.table} round {alert.round}  frame {kept.index}  {kept.time_s:.2f} s",
-    ]
-    view = np.vstack([text_band(view.shape[1], lines, len(lines), style=style), view])
-    target.parent.mkdir(parents=True, exist_ok=True)
-    cv2.imwrite(str(target), view, [cv2.IMWRITE_JPEG_QUALITY, ring.jpeg_quality])
-    return kept.index
 
 
 def picture_size(source_wh: tuple[int, int], width_px: int) -> tuple[int, int]:
@@ -334,7 +229,7 @@ class Annotator:
         view = draw_zones(view, self.layout.zones_px, scale, style)
         highlight = {i for a in open_alerts.values() for i in _track_ids(a)}
         view = draw_tracks(view, result.tracks, scale, highlight, style)
-        alerts = [(alert_line(a), _severity_colour(a)) for a in open_alerts.values()]
+        alerts = [(alert_line(a), severity_colour(a)) for a in open_alerts.values()]
         return np.vstack(
             [
                 text_band(w, _status_lines(result, self.table), self.STATUS_LINES, style=style),
@@ -399,12 +294,7 @@ class ReviewWriter:
         self.out_dir, self.layout, self.config = out_dir, layout, config
         self._events = open(out_dir / EVENTS_FILE, "w", encoding="utf-8")  # noqa: SIM115
         self._alerts = open(out_dir / ALERTS_FILE, "w", encoding="utf-8")  # noqa: SIM115
-        self._ring = SnapshotRing(
-            config.snapshot_ring_s,
-            config.snapshot_width_px,
-            config.jpeg_quality,
-            config.snapshot_every_s,
-        )
+        self._snapshots = Snapshots(out_dir, layout, config.snapshots)
         self._video: AnnotatedVideo | None = None
         self._drawing: _InOrder | None = None
         if config.video_width_px:
@@ -414,7 +304,6 @@ class ReviewWriter:
                 out_dir / VIDEO_FILE, self._annotator.size_wh, info.fps, config.video_crf
             )
             self._drawing = _InOrder()
-        self._saved: dict[str, int] = {}  # snapshot path -> frame saved there
         self.open_alerts: dict[tuple, Alert] = {}  # key -> latest alert, until it closes
 
     def remember(self, result: FrameResult, gap: Gap | None = None) -> None:
@@ -422,7 +311,7 @@ class ReviewWriter:
         for event in result.events:
             self._events.write(json.dumps(event_record(event)) + "\n")
         if gap is None:
-            self._ring.push(result.frame, result.tracks)
+            self._snapshots.push(result.frame, result.tracks)
 
     def draw(self, result: FrameResult, gap: Gap | None = None) -> None:
         """The frame's picture in the annotated video (a card saying what is missing for a
@@ -438,20 +327,8 @@ class ReviewWriter:
         self._drawing.submit(draw_it)
 
     def snapshot(self, alert: Alert) -> Alert:
-        """Write the alert's snapshot (once per path). Returns the alert, with
-        ``snapshot_frame`` added to its evidence when the frame saved is not its start."""
-        path = alert.evidence.get("snapshot")
-        if not isinstance(path, str):
-            return alert
-        if path not in self._saved:
-            saved = write_snapshot(self.out_dir, path, self._ring, self.layout, alert)
-            if saved is None:
-                return alert
-            self._saved[path] = saved
-        saved = self._saved[path]
-        if saved == alert.evidence.get("started_frame", alert.frame):
-            return alert
-        return replace(alert, evidence={**alert.evidence, "snapshot_frame": saved})
+        """Write the alert's snapshot (:meth:`pipeline.snapshots.Snapshots.snapshot`)."""
+        return self._snapshots.snapshot(alert)
 
     def journaled(self, alerts: list[Alert]) -> None:
         """Alerts as the journal numbered them: to ``alerts.jsonl`` and the open set."""

@@ -489,3 +489,6 @@ def test_sigterm_stops_the_monitor_cleanly_with_every_printed_alert_journaled(tm
     assert [(a.kind, str(a.state)) for a in stored] == [
         ("camera_lost", "open"), ("camera_lost", "close")
     ]  # fmt: skip
+    snapshots = {a.evidence.get("snapshot") for a in stored}
+    assert None not in snapshots  # live alerts name their evidence frame, and it exists:
+    assert all((tmp_path / path).is_file() for path in snapshots)

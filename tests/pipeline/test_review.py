@@ -25,7 +25,6 @@ from pipeline.review import (
     Annotator,
     ReviewConfig,
     ReviewWriter,
-    SnapshotRing,
     StillSkip,
     _InOrder,
     keep_watching,
@@ -35,6 +34,7 @@ from pipeline.review import (
     review,
 )
 from pipeline.runner import FrameResult, TablePipeline
+from pipeline.snapshots import SnapshotConfig, SnapshotRing
 from vision.types import DIE, TILE_DOWN, TILE_UP, Detections, Frame, Track
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -137,7 +137,7 @@ def test_snapshot_ring_keeps_one_frame_in_every_s_and_the_newest_always():
 
 def test_snapshot_of_a_start_no_longer_kept_says_which_frame_it_shows(tmp_path):
     info = probe_video(write_video(tmp_path / "clip.mp4", 3))
-    config = ReviewConfig(video_width_px=None, snapshot_ring_s=0.1)
+    config = ReviewConfig(video_width_px=None, snapshots=SnapshotConfig(ring_s=0.1))
     writer = ReviewWriter(tmp_path, load_default_layout(), info, config)
     pipe = stub_pipeline()
     for index in range(10):
