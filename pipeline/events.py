@@ -64,12 +64,14 @@ class PhaseChanged:
 class WashEnded:
     """The wash stopped. ``tiles_tracked``: tile tracks that lived through the whole wash;
     ``known_faces``: how many of them still carry a face (the wash-quality figure: a good wash
-    leaves the tracker few known faces)."""
+    leaves the tracker few known faces); ``duration_s``: from its start to its last motion
+    (None when not known)."""
 
     frame: int
     time_s: float
     tiles_tracked: int
     known_faces: int
+    duration_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -104,8 +104,9 @@ def _wash_ended(view: FrameView, memory: RoundMemory) -> list[TableEvent]:
     start = memory.wash_start_frame if memory.wash_start_frame is not None else view.frame
     held = [t for t in view.of_kind("tile") if view.frame - t.age_frames <= start]
     known = sum(t.face is not None for t in held)
+    lasted_s = None if memory.wash_start_s is None else round(time_s - memory.wash_start_s, 3)
     return [
-        WashEnded(frame, time_s, len(held), known),
+        WashEnded(frame, time_s, len(held), known, lasted_s),
         *memory.advance(Phase.WOODPILE, frame, time_s),
     ]
 
@@ -397,5 +398,6 @@ class RoundReconstructor:
         if old.throw is not None:  # dice left lying from the last round are not a new throw
             self._memory.throw = replace(old.throw, reported=True)
         self._memory.wash_start_frame = view.frame
+        self._memory.wash_start_s = view.time_s
         self._memory.wash_motion = (view.frame, view.time_s)
         return events + self._memory.advance(Phase.WASH, view.frame, view.time_s)

@@ -92,6 +92,7 @@ class RoundMemory:
     index: int = 0
     phase: Phase = Phase.IDLE
     wash_start_frame: int | None = None
+    wash_start_s: float | None = None
     wash_motion: tuple[int, float] | None = None  # last frame (index, time) with wash motion
     last_wager_s: float | None = None
     wagers_placed: bool = False

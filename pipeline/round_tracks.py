@@ -92,7 +92,9 @@ class TrackBook:
     counts as moving. ``zone_hold_s``: time in a zone, still, before the track rests there.
     ``flip_hold_s``: time a tile must show its other side before it counts as turned (a face
     misread for a frame or two while a hand moves the tile is not an exposure); the flip is
-    dated to the frame it turned.
+    dated to the frame it turned. A tile counts as turned face up only once its face has been
+    read (the tracker keeps confident readings only): a tile seen at an angle, its side taken
+    for its face, is doubt, not an exposure (issue 20).
     """
 
     def __init__(self, motion_norm: float, zone_hold_s: float, flip_hold_s: float = 0.0) -> None:
@@ -159,6 +161,8 @@ class TrackBook:
         _, since_frame, since_s = memo.turning
         if time_s - since_s < self._flip_hold_s or track.last_seen_frame != frame:
             return None  # not held long enough, or not seen now (a coasting track's side is old)
+        if side and track.face is None:
+            return None  # face up, face unread: not believed yet (still turning, dated as such)
         memo.face_up, memo.turning = side, None
         return Flip(track, since_frame, since_s) if side else None
 

@@ -39,6 +39,10 @@ class RulesConfig:
     single_tile_wait_s: float = 0.4  # a lone exposed tile of a hand waits this long for a
     # second before it is called single (10.4) rather than the hand exposed (10.3); higher:
     # fewer single-tile alerts that should have been hand alerts, later ones
+    wash_min_s: float = 1.0  # a "wash" shorter than this, start to last motion, is no wash
+    # (tiles gathered at the end of a recording, a heap pushed aside): its known faces are not
+    # judged. Rendered washes last 3.2 s, real ones far longer; higher: fewer such false risks,
+    # but a hurried wash goes unjudged until the woodpile's figure
     known_faces_min: int = 4  # tiles still known after the wash that make it a tracking risk
     # (10.5); lower: more washes called weak. Through the live pipeline on the 32 suite rounds
     # a proper wash left 0-1 faces known, the two weak washes 6 and 8 (in oracle mode, where

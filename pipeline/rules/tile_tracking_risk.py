@@ -6,6 +6,8 @@ the whole wash still carry the face they were last seen with (:class:`WashEnded`
 of the stacked tiles do (:class:`WoodpileBuilt`). A good wash leaves the tracker few known
 faces; ``known_faces_min`` or more is a risk. Raised at the end of the wash (or at the
 woodpile, whichever shows it first); the woodpile figure is more evidence. Ends with the round.
+A "wash" shorter than ``wash_min_s`` is no wash (tiles gathered at the end of a recording were
+taken for one, with the faces just shown still known): its figure is not judged.
 """
 
 from __future__ import annotations
@@ -32,7 +34,9 @@ class TileTrackingRisk:
         findings: list[Finding] = []
         for event in events:
             match event:
-                case WashEnded(known_faces=known, tiles_tracked=tiles) if known >= least:
+                case WashEnded(known_faces=known, tiles_tracked=tiles, duration_s=lasted) if (
+                    known >= least and (lasted is None or lasted >= self.config.wash_min_s)
+                ):
                     where, key = "through the wash", "wash"
                 case WoodpileBuilt(known_faces=known, tile_count=tiles) if known >= least:
                     where, key = "into the woodpile", "woodpile"

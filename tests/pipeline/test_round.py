@@ -136,6 +136,8 @@ def test_wash_then_woodpile_reports_tracked_tiles():
     (ended,) = table.of(WashEnded)
     assert (ended.tiles_tracked, ended.known_faces) == (32, 32)
     assert ended.frame == 7  # dated to the last motion, not to when the quiet revealed it
+    start = table.of(PhaseChanged)[0].frame
+    assert ended.duration_s == pytest.approx((7 - start) / FPS)  # start to last motion
     assert [e.after for e in table.of(PhaseChanged)] == [Phase.WASH, Phase.WOODPILE]
     table.put(*(tile(i, (100.0 + 12 * (i // 4), 50.0), "woodpile") for i in range(32)))
     table.step(4)
@@ -278,6 +280,26 @@ def test_hands_merged_and_whether_they_can_be_rebuilt():
     table.put(*(tile(i, (600.0, 240.0), "box_6") for i in five[1:]))
     table.step(2)
     assert [m.reconstructible for m in table.of(HandsMerged)] == [True, False]
+
+
+def test_a_tile_face_up_without_a_face_read_is_no_exposure_until_its_face_is_read():
+    """Tiles at an angle show their side, and the detector may call them face up: no face is
+    read, so nothing is exposed; once a face is read the exposure counts, dated to the turn."""
+    table = delivered_table()
+    tid = table.state.hands[5][0]
+    table.put(replace(table.tracks[tid], face_up=True, class_id=TILE_UP, face=None))
+    table.step(6)  # well past flip_hold_s, but no face
+    assert table.of(TileExposed) == []
+    table.put(replace(table.tracks[tid], face_up=False, class_id=TILE_DOWN, face=None))
+    table.step(3)  # back down unread: it never was an exposure
+    assert table.of(TileExposed) == []
+    table.put(replace(table.tracks[tid], face_up=True, class_id=TILE_UP, face=None))
+    turned_frame = table.index
+    table.step(4)
+    table.put(replace(table.tracks[tid], face_up=True, class_id=TILE_UP, face="2-2"))
+    table.step(1)
+    (exposed,) = table.of(TileExposed)
+    assert (exposed.track_id, exposed.face, exposed.frame) == (tid, "2-2", turned_frame)
 
 
 def test_exposure_then_settlement_with_pushes():

@@ -454,6 +454,18 @@ def test_open_hold_drops_what_ends_sooner_and_delays_what_lasts():
     assert opened.evidence["started_frame"] == lost_frame
 
 
+def test_a_wash_too_short_to_be_one_is_not_judged_for_tracking_risk():
+    """Tiles gathered at the end of a recording were taken for a 0.2 s wash with 8 faces
+    still known (the faces just shown): no wash, no tile_tracking_risk."""
+    least = RulesConfig().known_faces_min
+    t = Table()
+    t.step(t.to(Phase.WASH))
+    t.step(WashEnded(*t.at(), 32, least + 4, 0.2))
+    assert t.of("tile_tracking_risk") == []
+    t.step(WashEnded(*t.at(), 32, least + 4, RulesConfig().wash_min_s))
+    assert _states(t.of("tile_tracking_risk")) == ["open"]
+
+
 def test_a_new_round_closes_the_old_rounds_alerts_but_not_a_camera_loss():
     t = play(Round(known_faces=30))
     t.step(CameraLost(*t.at(), "blank"))
