@@ -189,15 +189,15 @@ def fill_and_free(disk: Path, stop: threading.Event, counts: dict[str, int]) -> 
     """Fill ``disk`` with another file for FULL_S, free it for FREE_S, until ``stop``."""
     filler = disk / "filler"
     while not stop.wait(FREE_S):
-        with open(filler, "wb") as file:
-            try:
+        try:
+            with open(filler, "wb") as file:
                 while True:
                     file.write(b"\0" * 65536)
                     file.flush()
-            except OSError:
-                counts["full"] += 1
+        except OSError:  # full now (or full already: not even the filler could be made)
+            counts["full"] += 1
         stop.wait(FULL_S)
-        filler.unlink()
+        filler.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
