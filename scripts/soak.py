@@ -38,8 +38,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import zmq
-
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "datasets" / "samples" / "demo_round"
 TABLE = "SOAK"
@@ -148,24 +146,15 @@ class Monitor:
 
 def flood(replay: str, stop: threading.Event, counts: dict[str, int]) -> None:
     """Two peers that ask and never read, plus hostile requests, about 100 a second."""
-    context = zmq.Context()
-    peers = [context.socket(zmq.DEALER) for _ in range(2)]
-    for peer in peers:
-        peer.rcvhwm, peer.rcvbuf, peer.linger = 1, 4096, 0
-        peer.connect(replay)
+    from pipeline.bus.probe import flood_replay
+
     requests = [
         json.dumps({"table": TABLE, "from_seq": 1}).encode(),
         b'{"table": "SOAK", "from_seq": 9223372036854775808, "limit": 10}',
         b"[" * 4000,
     ]
-    while not stop.wait(0.01):
-        for peer in peers:
-            try:
-                peer.send_multipart([b"", requests[counts["sent"] % len(requests)]], zmq.NOBLOCK)
-                counts["sent"] += 1
-            except zmq.Again:
-                counts["refused"] += 1
-    context.destroy(linger=0)
+    done = flood_replay(replay, requests, stop)
+    counts["sent"], counts["refused"] = done.sent, done.refused
 
 
 def progress(elapsed_s: float, minutes: float, runs: int, last: bool = False) -> None:
