@@ -224,14 +224,16 @@ class AlertPublisher:
                 next_beat = time.monotonic() + self._config.heartbeat_s
 
     def _beat(self) -> None:
+        """The heartbeat first (a retry below may wait on a locked journal), then the spill
+        written back if due, held alerts published, what a crash left open closed."""
+        frames = heartbeat_frames(self.table, self.store.last_seq(self.table), self.store.id)
+        with self._pub_lock:
+            self._pub.send_multipart(frames)
         with self._emit_lock:
             self.store.flush()
             self._publish(self.store.take_unpublished())  # held alerts, numbered at last
         self._close_left_open()
         self._report_journal()
-        frames = heartbeat_frames(self.table, self.store.last_seq(self.table), self.store.id)
-        with self._pub_lock:
-            self._pub.send_multipart(frames)
 
     def _restarted(self, why: str) -> None:
         self.restarts += 1

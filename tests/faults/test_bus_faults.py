@@ -33,12 +33,14 @@ from pipeline.bus import (
 )
 from pipeline.bus import keys as bus_keys
 from pipeline.bus import store as store_module
+from pipeline.bus.store import StoreConfig
 from pipeline.journal import Journal, JournalError
 
 ROOT = Path(__file__).resolve().parents[2]
 ANY_PORT = "tcp://127.0.0.1:*"
 WAIT_S = 10.0  # upper bound on any wait; the tests pass in far less
 DEFAULT_LAYOUT = ROOT / "pipeline" / "data" / "default_layout.yaml"
+QUICK = StoreConfig(retry_first_s=0.05, retry_max_s=0.2)  # retries that never outwait a test
 
 
 def alert(round=1, box=None, state=AlertState.OPEN, evidence=None):
@@ -192,7 +194,7 @@ def big(round):
 def test_a_full_journal_spills_publishes_a_notice_and_folds_back_in_order(tmp_path, ctx):
     said = []
     with Journal(tmp_path / "a.db") as journal:
-        store = AlertStore(journal)
+        store = AlertStore(journal, config=QUICK)
         with publisher(store, ctx, said=said) as pub, subscriber(pub, ctx) as sub:
             items = iter(sub)
             pub.emit(big(1))
@@ -219,7 +221,10 @@ def test_a_full_journal_spills_publishes_a_notice_and_folds_back_in_order(tmp_pa
 
 def test_a_journal_locked_by_another_writer_spills_and_recovers(tmp_path, ctx):
     path = tmp_path / "a.db"
-    with Journal(path, busy_timeout_s=0.2) as journal, publisher(journal, ctx) as pub:
+    with (
+        Journal(path, busy_timeout_s=0.2) as journal,
+        publisher(AlertStore(journal, config=QUICK), ctx) as pub,
+    ):
         pub.emit(alert(1))
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # holds the write lock
@@ -308,7 +313,7 @@ def test_a_journal_that_cannot_open_at_start_holds_alerts_then_numbers_them_in_o
         alerts, _ = take(items, n_alerts(2))
     late = JournalThatOpensLate()
     monkeypatch.setattr(store_module, "open_journal", late)
-    with sub, AlertStore(path) as store, publisher(store, ctx, *endpoints) as second:
+    with sub, AlertStore(path, config=QUICK) as store, publisher(store, ctx, *endpoints) as second:
         assert store.journal is None and "disk I/O error" in store.failure
         held = [second.emit(alert(r)) for r in (3, 4)]  # the monitor goes on
         assert [a.seq for a in held] == [None, None] and store.pending == 2
@@ -342,7 +347,7 @@ def small_disk(folder: Path, size_kib: int):
 def test_a_really_full_disk(tmp_path, ctx):
     """The journal on a 1 MiB tmpfs filled by another file; the spill on another disk."""
     with small_disk(tmp_path / "small", 1024) as disk, Journal(disk / "a.db") as journal:
-        store = AlertStore(journal, tmp_path / "spill.jsonl")
+        store = AlertStore(journal, tmp_path / "spill.jsonl", QUICK)
         with publisher(store, ctx) as pub:
             pub.emit(big(1))
             filler = disk / "filler"
