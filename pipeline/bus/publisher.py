@@ -168,10 +168,9 @@ class AlertPublisher:
             raise ValueError(f"cannot bind {endpoint}: {exc}") from None
         return socket
 
-    def _start_thread(self) -> threading.Thread:
+    def _start_thread(self) -> None:
         self._thread = threading.Thread(target=self._serve, name=f"bus-{self.table}", daemon=True)
         self._thread.start()
-        return self._thread
 
     def emit(self, alert: Alert) -> Alert:
         """Keep ``alert`` (journal, or spill), then publish it; return it with its number

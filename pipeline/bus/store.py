@@ -40,7 +40,8 @@ def open_journal(path: Path, busy_timeout_s: float) -> Journal:
 
 
 class Spill:
-    """An append-only file of numbered alerts, one wire JSON line each, fsynced per append."""
+    """An append-only file of alerts (numbered, or held while the journal never opened), one
+    wire JSON line each, fsynced per append."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)

@@ -7,7 +7,7 @@ PUB socket, multipart ``[topic, payload]``:
   "journal": ID}``;
 - ``sys.<table>``: a system notice ``{"schema": 1, "table": T, "notice": NAME, "message": ...,
   "wall_time": ..., "journal": ID}`` (``journal_unwritable``, ``journal_recovered``,
-  ``bus_restarted``, ``replay_peer_dropped``). Notices are best effort: not journaled, not
+  ``bus_restarted``). Notices are best effort: not journaled, not
   replayed; one still in force is repeated.
 
 ``journal`` (optional everywhere, added in schema 1 without a version change) is the id of the

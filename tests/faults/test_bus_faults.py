@@ -77,7 +77,7 @@ def n_alerts(n):
     return lambda alerts, item: len(alerts) >= n
 
 
-def request(ctx, endpoint, payload, timeout_s=3.0):
+def request(ctx, endpoint, payload, timeout_s=WAIT_S):
     with ctx.socket(zmq.REQ) as req:
         req.linger = 0
         req.connect(endpoint)
@@ -258,12 +258,17 @@ def test_a_monitor_starts_on_a_journal_another_writer_holds(tmp_path, ctx):
     assert [(a.seq, str(a.state)) for a in stored] == [(1, "open"), (2, "close"), (3, "open")]
 
 
-def test_a_spill_left_by_a_crash_is_folded_in_when_the_store_opens(tmp_path):
-    with Journal(tmp_path / "a.db") as journal:
+def crash_with_a_spill(path):
+    """Alert 1 journaled, 2 and 3 spilled on a full journal; then the process dies."""
+    with Journal(path) as journal:
         store = AlertStore(journal)
-        store.append_all([alert(1)])
+        store.append_all([big(1)])
         fill_up(journal)
-        store.append_all([alert(2), alert(3)])  # spilled; then the process dies
+        store.append_all([big(2), big(3)])
+
+
+def test_a_spill_left_by_a_crash_is_folded_in_when_the_store_opens(tmp_path):
+    crash_with_a_spill(tmp_path / "a.db")
     with Journal(tmp_path / "a.db") as journal:
         store = AlertStore(journal)
         assert store.pending == 0
@@ -272,11 +277,7 @@ def test_a_spill_left_by_a_crash_is_folded_in_when_the_store_opens(tmp_path):
 
 
 def test_a_store_reopened_while_the_journal_is_still_full_numbers_after_its_spill(tmp_path):
-    with Journal(tmp_path / "a.db") as journal:
-        store = AlertStore(journal)
-        store.append_all([big(1)])
-        fill_up(journal)
-        store.append_all([big(2), big(3)])  # spilled; then the process dies
+    crash_with_a_spill(tmp_path / "a.db")
     with Journal(tmp_path / "a.db") as journal:
         fill_up(journal)  # still full when the monitor comes back
         store = AlertStore(journal)
