@@ -11,6 +11,9 @@ one UTF-8 JSON object (:func:`to_wire` / :func:`from_wire`), schema 1::
 
 ``journal`` (optional, added by the journal that numbered the alert) is that journal's id: a
 console that sees it change knows the numbering started again (a new or reset journal).
+``confidence`` (optional, added within schema 1) is ``"low"`` on every message of an alert
+opened while the table's vision was degraded (:mod:`pipeline.vision_health`); absent, the
+alert stands on sights judged possible. Any other value is a malformed alert.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from typing import Any
 from paigow.catalogue import irregularity
 
 SCHEMA = 1
+LOW_CONFIDENCE = "low"
+CONFIDENCES = (LOW_CONFIDENCE,)
+"""The values of an alert's optional ``confidence``; absent means full confidence."""
 
 
 class AlertState(StrEnum):
@@ -64,6 +70,8 @@ class Alert:
     seq: int | None = None
     journal: str | None = None
     """The id of the journal that gave ``seq``; None before journaling."""
+    confidence: str | None = None
+    """``low`` when the alert was opened while the table's vision was degraded; else None."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.evidence, MappingProxyType):
@@ -90,6 +98,7 @@ def make_alert(
     message: str,
     evidence: Mapping[str, Any] | None = None,
     wall_time: str | None = None,
+    confidence: str | None = None,
 ) -> Alert:
     """An alert for a catalogue ``kind`` (KeyError for an unknown kind), citing its rules."""
     entry = irregularity(kind)
@@ -108,6 +117,7 @@ def make_alert(
         frame=frame,
         message=message,
         evidence=evidence or {},
+        confidence=confidence,
     )
 
 
@@ -116,8 +126,8 @@ def round_time(t: float) -> float:
 
 
 def to_dict(alert: Alert) -> dict[str, Any]:
-    """The wire object (schema 1), ``seq`` included (None before journaling); ``journal`` only
-    when set."""
+    """The wire object (schema 1), ``seq`` included (None before journaling); ``journal`` and
+    ``confidence`` only when set."""
     obj = {
         "schema": SCHEMA,
         "seq": alert.seq,
@@ -138,6 +148,8 @@ def to_dict(alert: Alert) -> dict[str, Any]:
     }
     if alert.journal is not None:
         obj["journal"] = alert.journal
+    if alert.confidence is not None:
+        obj["confidence"] = alert.confidence
     return obj
 
 
@@ -193,9 +205,16 @@ def from_dict(obj: Mapping[str, Any]) -> Alert:
             evidence=dict(obj["evidence"]),
             seq=None if obj["seq"] is None else int(obj["seq"]),
             journal=None if obj.get("journal") is None else str(obj["journal"]),
+            confidence=_confidence(obj.get("confidence")),
         )
     except (TypeError, ValueError, OverflowError) as exc:
         raise ValueError(f"malformed alert: {exc}") from None
+
+
+def _confidence(value: Any) -> str | None:
+    if value is None or value in CONFIDENCES:
+        return value
+    raise ValueError(f"confidence {value!r:.40} is not one of {', '.join(CONFIDENCES)}")
 
 
 def from_wire(payload: bytes) -> Alert:
@@ -214,6 +233,8 @@ def describe_alert(alert: Alert) -> str:
     ...                frame=310, message="a die is not lying flat", wall_time="t").with_seq(7)
     >>> describe_alert(a)
     '#7 T1 round 2 12.4s LOW dice_not_flat (7.2) open: a die is not lying flat -> re-shake'
+
+    An alert opened while the table's vision was degraded ends ``(confidence low)``.
     """
     box = f" box {alert.box}" if alert.box is not None else ""
     rules = alert.rule + (f"/{alert.rule_1998}" if alert.rule_1998 else "")
@@ -221,5 +242,5 @@ def describe_alert(alert: Alert) -> str:
     return (
         f"#{seq} {alert.table} round {alert.round}{box} {alert.video_time_s:g}s "
         f"{alert.severity.upper()} {alert.kind} ({rules}) {alert.state}: {alert.message} "
-        f"-> {alert.action}"
+        f"-> {alert.action}" + (f" (confidence {alert.confidence})" if alert.confidence else "")
     )

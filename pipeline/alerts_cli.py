@@ -3,9 +3,10 @@
 ``paigow alerts --connect PUB --replay REP [--table T] [--from-seq N] [--json]`` prints each
 alert once, in sequence order, one line each (stdout), filling gaps from the replay endpoint;
 notices (a silent publisher, replay trouble, the publisher's system notices such as an
-unwritable journal, a replaced journal) go to stderr. After a restart, ``--from-seq`` one past
-the last number seen misses nothing; a publisher that comes back on a new journal is followed
-from its #1, loudly.
+unwritable journal or a table's vision degraded and restored, a replaced journal) go to
+stderr. An alert opened while its table's vision was degraded ends ``(confidence low)``.
+After a restart, ``--from-seq`` one past the last number seen misses nothing; a publisher that
+comes back on a new journal is followed from its #1, loudly.
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ Consumers ``match`` on the type::
 
 Track ids are the tracker's (in oracle mode, the ground-truth tile ids). Boxes are 1..8.
 :class:`CameraLost` and :class:`CameraRestored` come from the frame-health check
-(:mod:`pipeline.health`), not from the tracks.
+(:mod:`pipeline.health`), not from the tracks; :class:`VisionDegraded` and
+:class:`VisionRestored` from the vision-health check (:mod:`pipeline.vision_health`), which
+judges whether the tracks are possible at all.
 :class:`TableState` is the frozen snapshot of the round returned with each frame's events.
 """
 
@@ -110,15 +112,17 @@ class NoMoreBets:
 
 @dataclass(frozen=True, slots=True)
 class DiceRead:
-    """Three dice read in the dice area. ``flat=False``: a die could not be read (not lying
-    flat), its value is None and there is no first box: the dice must be re-shaken."""
+    """Three dice read in the dice area. ``flat=False``: the reader saw a die not lying flat,
+    its value is None and there is no first box: the dice must be re-shaken. ``flat=None``: a
+    die stayed unread and was not seen tipped either: the throw is unknown (no first box, no
+    irregularity: doubt is not an alert)."""
 
     frame: int
     time_s: float
     values: tuple[int | None, ...]
     total: int | None
     first_box: int | None
-    flat: bool
+    flat: bool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +226,20 @@ class BoxSettled:
 
 
 @dataclass(frozen=True, slots=True)
+class RoundEnded:
+    """Round ``round_index`` closed at ``phase``: a new wash began, or the stream ended.
+    ``complete=False``: it never reached the settlement (the recording ended mid-round, the
+    monitor stopped, or a new wash began before the showdown): what it never showed is not
+    known, and no rule judges a phase it never saw begin."""
+
+    frame: int
+    time_s: float
+    round_index: int
+    phase: Phase
+    complete: bool
+
+
+@dataclass(frozen=True, slots=True)
 class CameraLost:
     """The camera stopped giving usable frames at ``frame`` (the first unusable one).
     ``reason``: ``blank`` (no picture), ``frozen`` (the same picture repeated) or what the
@@ -241,11 +259,33 @@ class CameraRestored:
     lost_s: float
 
 
+@dataclass(frozen=True, slots=True)
+class VisionDegraded:
+    """From ``frame`` on the vision stages report the impossible (more than 32 tiles, more
+    than 3 dice in the dice area, tiles outside the table): ``reason`` says what. Until
+    :class:`VisionRestored` the table is degraded: alerts opened meanwhile carry
+    ``"confidence": "low"``."""
+
+    frame: int
+    time_s: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class VisionRestored:
+    """Possible sights again from ``frame`` on, after ``degraded_s`` seconds degraded."""
+
+    frame: int
+    time_s: float
+    degraded_s: float
+
+
 TableEvent = (
     PhaseChanged
     | WashEnded
     | WoodpileBuilt
     | WagerChanged
+    | RoundEnded
     | NoMoreBets
     | DiceRead
     | GroupDelivered
@@ -258,6 +298,8 @@ TableEvent = (
     | BoxSettled
     | CameraLost
     | CameraRestored
+    | VisionDegraded
+    | VisionRestored
 )
 
 
@@ -318,6 +360,10 @@ def _describe_hands(event: TableEvent) -> str:
             return f"camera lost ({reason})"
         case CameraRestored(lost_s=lost_s):
             return f"camera restored after {lost_s:.1f} s blind"
+        case VisionDegraded(reason=reason):
+            return f"vision degraded ({reason})"
+        case VisionRestored(degraded_s=degraded_s):
+            return f"vision restored after {degraded_s:.1f} s degraded"
     raise TypeError(f"not a table event: {event!r}")
 
 
@@ -341,8 +387,12 @@ def describe(event: TableEvent) -> str:
         case DiceRead(values=values, total=total, first_box=first, flat=True):
             shown = " ".join(str(v) for v in values)
             return f"dice read {shown} (total {total}): first box {first}"
-        case DiceRead(values=values):
+        case RoundEnded(round_index=n, phase=phase, complete=complete):
+            return f"round {n} ended at {phase}" + ("" if complete else " (incomplete)")
+        case DiceRead(values=values, flat=False):
             return "dice not flat: " + " ".join("?" if v is None else str(v) for v in values)
+        case DiceRead(values=values):
+            return "dice unread: " + " ".join("?" if v is None else str(v) for v in values)
         case GroupDelivered(box=box, order_index=k, tile_count=n, track_ids=ids, order_seen=seen):
             text = f"group {k} delivered to box {box}: {n} tiles [{_ids(ids)}]"
             return text + ("" if seen else " (order not seen)")

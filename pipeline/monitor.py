@@ -7,7 +7,9 @@ a frame goes to ``pipeline.process``, a gap (the source gave no picture) to
 never an empty table. Every alert goes to ``sink.emit`` (``AlertPublisher``: journal first, then
 the bus) the moment the pipeline returns it; alerts never wait in a queue and are never dropped.
 With ``snapshots``, each alert's evidence frame is written first (:mod:`pipeline.snapshots`),
-so the ``evidence.snapshot`` a live alert carries names a file that exists.
+so the ``evidence.snapshot`` a live alert carries names a file that exists. When the table's
+vision degrades or recovers (:mod:`pipeline.vision_health`), the sink publishes a
+``vision_degraded`` or ``vision_restored`` notice (``sink.notice``).
 
 A frame the pipeline refuses with a ValueError (a picture of a size the detector cannot take,
 from a folder of mixed images) is skipped and counted (``unusable`` in the status line), its
@@ -32,22 +34,29 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from pipeline.alerts import Alert, describe_alert
+from pipeline.events import VisionDegraded, VisionRestored
 from pipeline.snapshots import Snapshots
 from pipeline.sources import Gap, Source
 from vision.types import Frame
 
 Item = Frame | Gap
+VISION_DEGRADED = "vision_degraded"
+VISION_RESTORED = "vision_restored"
 
 
 class AlertSink(Protocol):
-    """Where alerts go: ``emit`` stores (journal) and publishes, returning the alert numbered."""
+    """Where alerts go: ``emit`` stores (journal) and publishes, returning the alert numbered;
+    ``notice`` publishes a system notice of the table (best effort)."""
 
     def emit(self, alert: Alert) -> Alert: ...
+
+    def notice(self, name: str, message: str) -> None: ...
 
 
 class FramePipeline(Protocol):
     """The part of :class:`pipeline.runner.TablePipeline` the monitor uses; results need
-    ``alerts``, ``blind`` and ``state`` (and ``frame`` and ``tracks`` for snapshots)."""
+    ``alerts``, ``events``, ``blind`` and ``state`` (and ``frame`` and ``tracks`` for
+    snapshots)."""
 
     def process(self, frame: Frame, wall_time: str | None = None): ...
 
@@ -318,7 +327,22 @@ class Monitor:
         self.stats.blind = bool(result.blind)
         if result.state is not None:
             self.stats.phase = str(result.state.phase)
+        self._announce(result.events)
         self._emit(result.alerts)
+
+    def _announce(self, events: list) -> None:
+        """The table's vision degrading or recovering, as a notice on the bus."""
+        for event in events:
+            match event:
+                case VisionDegraded(time_s=time_s, reason=reason):
+                    self.sink.notice(
+                        VISION_DEGRADED,
+                        f"since {time_s:.1f} s of video: {reason}; alerts say confidence low",
+                    )
+                case VisionRestored(time_s=time_s, degraded_s=degraded_s):
+                    self.sink.notice(
+                        VISION_RESTORED, f"at {time_s:.1f} s of video, after {degraded_s:.1f} s"
+                    )
 
     def _unusable(self, frame: Frame, exc: ValueError) -> None:
         """Skip the frame, counted; say why on stderr when the reason is new."""

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pipeline.events import TableEvent
 from pipeline.round import RoundReconstructor
+from vision.faces import DIE_TIPPED
 from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Track
 
 TRUTH_FILE = "truth.jsonl.gz"
@@ -68,7 +69,7 @@ def _track(obj: dict, index: int, memory: _Memory) -> Track:
         xyxy=(x1, y1, x2, y2),
         class_id=_class_id(obj),
         face_up=bool(obj["face_up"]) if obj["class"] == "tile" else None,
-        face=memory.faces.get(oid),
+        face=memory.faces.get(oid) if obj["class"] != "die" or flat else DIE_TIPPED,
         die_value=obj.get("die_value") if flat else None,
         zone=obj.get("zone"),
         age_frames=index - memory.born.setdefault(oid, index),
@@ -76,15 +77,18 @@ def _track(obj: dict, index: int, memory: _Memory) -> Track:
     )
 
 
-def oracle_frames(truth: Iterable[dict]) -> Iterator[OracleFrame]:
-    """Ground-truth frames -> frames of perfect tracks (ids are the scenario's object ids)."""
+def oracle_frames(truth: Iterable[dict], min_visibility: float = 0.0) -> Iterator[OracleFrame]:
+    """Ground-truth frames -> frames of perfect tracks (ids are the scenario's object ids).
+    ``min_visibility``: objects showing less of themselves than this (under a hand, an arm, a
+    tile) are not seen that frame, as a camera would not see them; 0: every object."""
     memory = _Memory()
     for line in truth:
         index, time_s, blind = int(line["frame"]), float(line["time_s"]), line.get("blind")
         if blind:
             yield OracleFrame(index, time_s, blind, memory.last)
             continue
-        tracks = tuple(_track(obj, index, memory) for obj in line["objects"])
+        seen = [o for o in line["objects"] if o.get("visibility", 1.0) >= min_visibility]
+        tracks = tuple(_track(obj, index, memory) for obj in seen)
         present = {t.track_id for t in tracks}
         for gone in set(memory.born) - present:
             del memory.born[gone]  # an object that comes back is a new track life

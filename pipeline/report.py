@@ -31,6 +31,7 @@ from pipeline.events import (
     HandSet,
     Phase,
     PhaseChanged,
+    RoundEnded,
     TableEvent,
     TileExposed,
     describe,
@@ -97,6 +98,7 @@ class RoundView:
     exposed: dict[int, HandExposed] = field(default_factory=dict)
     tiles: list[TileExposed] = field(default_factory=list)
     settled: dict[int, BoxSettled] = field(default_factory=dict)
+    ended: RoundEnded | None = None
 
 
 def rounds_of(events: Iterable[TableEvent], end_s: float) -> list[RoundView]:
@@ -124,6 +126,8 @@ def rounds_of(events: Iterable[TableEvent], end_s: float) -> list[RoundView]:
                 current.tiles.append(event)
             case BoxSettled(box=box):
                 current.settled[box] = event
+            case RoundEnded():
+                current.ended = event
     if len(rounds) > 1 and not rounds[0].phases and not rounds[0].dice:
         rounds.pop(0)  # nothing happened before the first round began
     for this, after in zip(rounds, [*rounds[1:], None], strict=True):
@@ -258,7 +262,7 @@ def _dice_html(rnd: RoundView) -> str:
             " ".join("?" if v is None else str(v) for v in d.values),
             d.total if d.total is not None else "-",
             d.first_box or "-",
-            "yes" if d.flat else "NO",
+            {True: "yes", False: "NO", None: "unread"}[d.flat],
         )
         for d in rnd.dice
     ]
@@ -351,11 +355,17 @@ def _round_html(rnd: RoundView) -> str:
         )
     return (
         f'<section class="round" id="round-{rnd.index}"><h3>Round {rnd.index} '
-        f"<small>{rnd.start_s:.1f}-{rnd.end_s:.1f} s</small></h3>"
+        f"<small>{rnd.start_s:.1f}-{rnd.end_s:.1f} s{_incomplete(rnd)}</small></h3>"
         f'<p class="phases">Phases: {_e(phases)}</p>'
         f"<h4>Dice</h4>{_dice_html(rnd)}<h4>Delivery</h4>{_delivery_html(rnd)}"
         f"<h4>Hands</h4>{_hands_html(rnd)}{exposures}</section>"
     )
+
+
+def _incomplete(rnd: RoundView) -> str:
+    if rnd.ended is None or rnd.ended.complete:
+        return ""
+    return f", incomplete: ended at {_e(rnd.ended.phase)}"
 
 
 def _snapshot_html(alert: Alert, out_dir: Path) -> str:

@@ -12,10 +12,12 @@ from what lies on the table, never from a clock:
   in the woodpile, face down, for ``woodpile_hold_s``.
 - **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`).
 - **no more bets**: there is no visual cue. It is inferred ``no_more_bets_quiet_s`` after the
-  last wager change once wagers are down and the woodpile is built, or at the latest when the
-  dice appear. Set ``no_more_bets_quiet_s=None`` to let only the dice call it.
+  last wager change made once the woodpile is built (chips lying from before are no bet of
+  this round), or at the latest when the dice appear. Set ``no_more_bets_quiet_s=None`` to
+  let only the dice call it.
 - **dice**: three dice in the dice area, values unchanged for ``dice_hold_s``; a die that
-  stays unreadable (not flat) for ``dice_unread_s`` gives ``DiceRead(flat=False)``.
+  stays unread for ``dice_unread_s`` gives ``DiceRead(flat=False)`` if the face reader saw it
+  tipped (not lying flat), else ``DiceRead(flat=None)``: the throw is unknown, not irregular.
 - **delivery**: tiles coming to rest in a box from outside the boxes; arrivals at one box
   within ``group_gap_s`` form one group, and tiles appearing later in a box already served
   (a stack spread out) join its group. The woodpile seen empty and no arrival for
@@ -38,6 +40,7 @@ from pipeline.events import (
     DiceRead,
     NoMoreBets,
     Phase,
+    RoundEnded,
     TableEvent,
     TableState,
     TileExposed,
@@ -52,10 +55,13 @@ from pipeline.round_model import (
     RoundMemory,
     Throw,
     box_of,
+    chip_spots,
     chips_per_box,
+    covered_boxes,
     snapshot,
 )
 from pipeline.round_tracks import FrameView, TrackBook, ZoneMove
+from vision.faces import DIE_TIPPED
 from vision.types import Track
 
 __all__ = ["STEPS", "FrameLike", "RoundConfig", "RoundReconstructor"]
@@ -153,25 +159,80 @@ def _woodpile(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Ta
 
 
 def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement."""
-    counts = chips_per_box(view, memory, cfg)
+    """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement. Between
+    "no more bets" and the exposure a change must hold, uncovered (:func:`_guarded_counts`)."""
+    counts = chips_per_box(view)
+    guarded = memory.no_more_bets and memory.phase.order < Phase.EXPOSURE.order
+    if guarded:
+        sure = chips_per_box(view, cfg.late_chip_confidence)
+        counts = _guarded_counts(view, memory, cfg, _evidence(counts, sure, memory.chips))
+    else:
+        memory.chips_changing.clear()
+        memory.chip_spots = chip_spots(view)
     events: list[TableEvent] = []
     for box in sorted(set(counts) | set(memory.chips)):
         before, after = memory.chips.get(box, 0), counts.get(box, 0)
         if before == after:
             continue
         memory.chips[box] = after
+        frame, time_s = view.frame, view.time_s
+        if guarded:
+            _, frame, time_s = memory.chips_changing.pop(box)
         events.append(
-            WagerChanged(
-                view.frame, view.time_s, box, before, after, memory.no_more_bets, memory.phase
-            )
+            WagerChanged(frame, time_s, box, before, after, memory.no_more_bets, memory.phase)
         )
         if memory.phase.order >= Phase.EXPOSURE.order:
             events += settle_box(view, memory, cfg, box, after > before)
-        elif not memory.no_more_bets:
-            memory.last_wager_s = view.time_s
+        elif memory.phase is Phase.WAGERS and not memory.no_more_bets:
+            memory.last_wager_s = view.time_s  # this round's bets: placed on the built woodpile
             memory.wagers_placed = any(memory.chips.values())
     return events
+
+
+def _evidence(seen: dict[int, int], sure: dict[int, int], believed: dict[int, int]):
+    """Per box, the count the chips seen are evidence for: more stacks than believed only as
+    many as were detected surely, fewer only if even the doubtful detections are gone."""
+    out = {}
+    for box in set(seen) | set(believed):
+        before = believed.get(box, 0)
+        if sure.get(box, 0) > before:
+            out[box] = sure[box]
+        elif seen.get(box, 0) < before:
+            out[box] = seen.get(box, 0)
+        else:
+            out[box] = before
+    return {box: n for box, n in out.items() if n}
+
+
+def _guarded_counts(
+    view: FrameView, memory: RoundMemory, cfg: RoundConfig, seen: dict[int, int]
+) -> dict[int, int]:
+    """The chip counts to believe after "no more bets": a box a hand lies over keeps its
+    count (unknown, not changed); a box seen uncovered with another count gets it once that
+    count has held ``wager_hold_s``. Chips are judged before the cover and after it."""
+    covered = covered_boxes(view, memory, cfg)
+    for box in covered:
+        memory.covered_s[box] = view.time_s
+    spots = chip_spots(view)
+    believed = dict(memory.chips)
+    for box in set(seen) | set(memory.chips):
+        now = seen.get(box, 0)
+        if box in covered or now == memory.chips.get(box, 0):
+            memory.chips_changing.pop(box, None)
+            if box not in covered and now:
+                memory.chip_spots[box] = spots[box]
+            continue
+        changing = memory.chips_changing.get(box)
+        if changing is None or changing[0] != now:
+            memory.chips_changing[box] = (now, view.frame, view.time_s)
+            continue
+        reached_s = memory.covered_s.get(box)
+        if reached_s is None or changing[2] - reached_s > cfg.wager_reach_s:
+            continue  # no hand came near: the detector's doubt, not a wager moved
+        if view.time_s - changing[2] >= cfg.wager_hold_s:
+            believed[box] = now
+            memory.chip_spots[box] = spots.get(box, [])
+    return {box: n for box, n in believed.items() if n}
 
 
 def _call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:
@@ -201,7 +262,8 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
         if waited_s < cfg.dice_unread_s:
             return []
         throw.reported = True
-        return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, False)]
+        flat = False if throw.tipped else None  # unread and not seen tipped: doubt
+        return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, flat)]
     if waited_s < cfg.dice_hold_s:
         return []
     throw.reported = True
@@ -230,6 +292,8 @@ def _dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableE
     elif memory.throw.values != values and not (memory.throw.reported and None in values):
         # changed before it was read, or a new readable throw after one was reported
         memory.throw = Throw(values, view.frame, view.time_s)
+    if any(t.face == DIE_TIPPED for t in dice[:DICE_COUNT]):
+        memory.throw.tipped = True
     return events + _read_throw(view, memory, cfg)
 
 
@@ -386,13 +450,21 @@ class RoundReconstructor:
         """End of stream: close the round's open ends (call once, after the last update)."""
         if self._last is None:
             return []
-        return finish_round(self._last, self._memory, self.config)
+        return self._close_round(self._last, self._memory)
+
+    def _close_round(self, view: FrameView, memory: RoundMemory) -> list[TableEvent]:
+        """The round's open ends, and its RoundEnded (none for a round never begun)."""
+        if memory.phase is Phase.IDLE:
+            return []
+        complete = memory.phase is Phase.SETTLEMENT
+        ended = RoundEnded(view.frame, view.time_s, memory.index, memory.phase, complete)
+        return [*finish_round(view, memory, self.config), ended]
 
     def _new_round(self, view: FrameView) -> list[TableEvent]:
         """A wash begins: close the old round, start a fresh memory (chips and dice lying on the
         felt stay known)."""
         old = self._memory
-        events = [] if old.phase is Phase.IDLE else finish_round(view, old, self.config)
+        events = self._close_round(view, old)
         self._memory = RoundMemory(index=old.index + (old.phase is not Phase.IDLE))
         self._memory.chips = dict(old.chips)
         if old.throw is not None:  # dice left lying from the last round are not a new throw

@@ -24,12 +24,21 @@ class RoundConfig:
     first_box_offset: int = 0  # rule-5.8 shift of the first box, in boxes
     motion_norm: float = 0.04  # step per frame / long side that counts as moving; higher: less
     # jitter read as motion, but a weak wash may go unseen
-    chip_hold_s: float = 0.6  # a chip stack is seen this long in a box, still, to count as a
-    # wager there; lower: faster wager events, but a player's fingertips read as a chip for a
-    # few frames count as a wager changed after "no more bets"
-    chip_hold_s: float = 0.6  # after "no more bets", before the exposure, a chip stack that
-    # appears in a box is seen this long before it counts; lower: late wagers reported sooner,
-    # but fingertips read as a chip for a few frames make false late wagers
+    wager_hold_s: float = 1.0  # after "no more bets", before the exposure, a box's chip
+    # stacks changed count only once seen changed, uncovered, this long (a hand or arm over
+    # the box makes its chips unknown, not gone); lower: late wagers reported sooner, but
+    # chips re-found slowly after a hand leaves, or fingertips read as a chip, make false ones
+    wager_reach_s: float = 4.0  # chips do not move by themselves: a changed box counts only
+    # if a hand was seen over it within this long before the change was first seen; higher: a
+    # late wager whose hand the detector saw only early still counts, but chips misread while
+    # the dealer's arm passed by long ago count too
+    late_chip_confidence: float = 0.65  # after "no more bets", more stacks in a box are
+    # believed only if that many are detected with this confidence (fewer: only if even the
+    # doubtful detections are gone); higher: fewer misread felt or tiles taken for a late
+    # wager, but a late stack the detector is unsure of goes unreported
+    cover_margin: float = 0.25  # a hand covers a chip stack when their boxes overlap, the
+    # hand's grown by this fraction of its long side; higher: fewer chips hidden at a hand's
+    # edge taken for gone, but a late wager placed right beside a hand is seen later
     zone_hold_s: float = 0.15  # still in a zone this long to rest there; higher: fewer transit
     # zones taken for destinations, later events
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
@@ -49,7 +58,9 @@ class RoundConfig:
     # placed means "no more bets" (None: only the dice call it); lower: past posting is
     # caught sooner, but a slow player's wager may be called late
     dice_hold_s: float = 0.15  # three readable dice unchanged this long are read
-    dice_unread_s: float = 0.4  # a die unreadable this long means it is not flat
+    dice_unread_s: float = 0.4  # a die unread this long: not flat if the reader has seen it
+    # tipped, else the throw is unread (doubt: no first box, no alert); higher: a die read
+    # late still gives the first box, but a tipped die is reported later
     group_gap_s: float = 0.3  # tiles arriving in a box this close together form one group;
     # higher: staggered arrivals join up, but two quick groups to one box merge
     delivery_quiet_s: float = 0.6  # no tile seen in the woodpile and none arriving in a box
@@ -71,6 +82,7 @@ class Throw:
     since_frame: int
     since_s: float
     reported: bool = False
+    tipped: bool = False  # the reader has seen a die of it not lying flat
 
 
 @dataclass
@@ -98,7 +110,12 @@ class RoundMemory:
     wagers_placed: bool = False
     no_more_bets: bool = False
     no_more_bets_s: float | None = None  # when "no more bets" was called
-    chips: dict[int, int] = field(default_factory=dict)
+    chips: dict[int, int] = field(default_factory=dict)  # box -> chip stacks believed there
+    # a box's chips seen changed (guarded window): count, frame and time first seen so, uncovered
+    chips_changing: dict[int, tuple[int, int, float]] = field(default_factory=dict)
+    chip_spots: dict[int, list[tuple[float, float, float, float]]] = field(default_factory=dict)
+    covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
+    # box -> where its believed chip stacks were last seen (a hand over them hides them)
     throw: Throw | None = None
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
@@ -170,26 +187,40 @@ def box_of(zone: str | None) -> int | None:
     return None
 
 
-def chips_per_box(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> dict[int, int]:
-    """Chip stacks resting in each box this frame (boxes without chips left out).
-
-    Between "no more bets" and the exposure, hands reach over the boxes and a wager may not
-    change: a chip stack that first appears then counts only once seen for ``chip_hold_s``
-    (a player's fingertips read as a chip for a few frames are not a late wager). Not during
-    settlement: a payout stack is often seen only briefly before it is collected (held there,
-    11 of 32 suite rounds had a won hand settled as a push)."""
-    guarded = memory.no_more_bets_s is not None and memory.phase.order < Phase.EXPOSURE.order
+def chips_per_box(view: FrameView, min_confidence: float = 0.0) -> dict[int, int]:
+    """Chip stacks resting in each box this frame, detected with at least ``min_confidence``
+    (boxes without chips left out)."""
     counts: Counter[int] = Counter()
     for chip in view.of_kind("chip"):
         box = box_of(view.resting.get(chip.track_id))
-        if box is None:
-            continue
-        born_s, seen_s = view.sighted.get(chip.track_id, (view.time_s, view.time_s))
-        late = guarded and born_s > memory.no_more_bets_s
-        if late and seen_s - born_s < cfg.chip_hold_s:
-            continue
-        counts[box] += 1
+        if box is not None and chip.confidence >= min_confidence:
+            counts[box] += 1
     return dict(counts)
+
+
+def chip_spots(view: FrameView) -> dict[int, list[tuple[float, float, float, float]]]:
+    """Boxes of the chip stacks resting in each box this frame."""
+    spots: dict[int, list[tuple[float, float, float, float]]] = {}
+    for chip in view.of_kind("chip"):
+        box = box_of(view.resting.get(chip.track_id))
+        if box is not None:
+            spots.setdefault(box, []).append(chip.xyxy)
+    return spots
+
+
+def covered_boxes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> set[int]:
+    """Boxes a hand or arm seen this frame lies over: the box is its zone, or it overlaps
+    where the box's chips were last seen (grown by ``cover_margin``)."""
+    hands = [t for t in view.of_kind("hand") if t.last_seen_frame == view.frame]
+    covered = {box for t in hands if (box := box_of(t.zone)) is not None}
+    for t in hands:
+        x1, y1, x2, y2 = t.xyxy
+        grow = cfg.cover_margin * max(x2 - x1, y2 - y1)
+        x1, y1, x2, y2 = x1 - grow, y1 - grow, x2 + grow, y2 + grow
+        for box, spots in memory.chip_spots.items():
+            if any(a < x2 and x1 < c and b < y2 and y1 < d for a, b, c, d in spots):
+                covered.add(box)
+    return covered
 
 
 def snapshot(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> TableState:
@@ -207,5 +238,5 @@ def snapshot(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> TableSta
         delivery=tuple(box for box, _ in memory.groups),
         tiles_per_zone=dict(zones),
         hands={box: tuple(ids) for box, ids in memory.hands.items()},
-        chips_per_box=chips_per_box(view, memory, cfg),
+        chips_per_box={box: n for box, n in memory.chips.items() if n},
     )

@@ -29,6 +29,7 @@ from pipeline.layout import Layout
 from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
+from pipeline.vision_health import VisionHealth, VisionHealthConfig
 from vision.detector import Detector, DetectorConfig, FaceReader
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
@@ -54,6 +55,7 @@ class PipelineConfig:
     round: RoundConfig | None = None  # default: the layout's chung box
     rules: RulesConfig | None = None
     health: HealthConfig | None = None
+    vision_health: VisionHealthConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ class TablePipeline:
         self.round = RoundReconstructor(cfg.round or RoundConfig(chung_box=layout.chung_box))
         self.rules = RulesChecker(table, cfg.rules)
         self.health = FrameHealth(cfg.health)
+        outlined = "table" in layout.zones_px  # else bare felt is off_table too
+        self.vision_health = VisionHealth(cfg.vision_health, table_outlined=outlined)
         self._tracks: list[Track] = []
         self._state: TableState | None = None
 
@@ -110,13 +114,25 @@ class TablePipeline:
         if self.health.lost is not None:
             return self._blind(frame, camera, wall_time)
         detections = self.reader(frame.image, self.detector(frame))
-        self._tracks = self.tracker.update(detections, frame.index)
-        self._state, events = self.round.update(self._tracks, frame)
-        events = [*camera, *events]
-        alerts = self.rules.feed(self._state, events, wall_time)
-        return FrameResult(
-            frame, detections, self._tracks, self._state, events, alerts, False, camera
+        return self._judge(
+            frame, detections, self.tracker.update(detections, frame.index), camera, wall_time
         )
+
+    def rejudge(self, seen: FrameResult, wall_time: str | None = None) -> FrameResult:
+        """The round and the rules on what another pipeline saw (its camera check, detections
+        and tracks), without the picture: replays a recorded run through changed round or
+        rules code, for evaluation."""
+        if seen.blind:
+            return self._blind(seen.frame, seen.camera, wall_time)
+        return self._judge(seen.frame, seen.detections, seen.tracks, seen.camera, wall_time)
+
+    def _judge(self, frame, detections, tracks, camera, wall_time) -> FrameResult:
+        self._tracks = tracks
+        self._state, events = self.round.update(tracks, frame)
+        sight = self.vision_health.update(tracks, frame.index, frame.time_s, detections)
+        events = [*camera, *sight, *events]
+        alerts = self.rules.feed(self._state, events, wall_time)
+        return FrameResult(frame, detections, tracks, self._state, events, alerts, False, camera)
 
     def no_frame(self, index: int, time_s: float, reason: str, wall_time: str | None = None):
         """The source gave no frame at ``time_s`` (a lost stream, a read timeout, an unreadable

@@ -24,7 +24,10 @@ met. Bad input is one line on stderr and exit 2.
 from __future__ import annotations
 
 import argparse
+import gzip
+import hashlib
 import json
+import pickle
 import statistics
 import sys
 import time
@@ -40,15 +43,16 @@ from evaluate_tracking import evaluate as tracking_scores
 from tqdm import tqdm
 
 from pipeline.alerts import Alert, AlertState, to_dict
-from pipeline.events import TableEvent, describe
+from pipeline.events import HandExposed, TableEvent, describe
 from pipeline.layout import layout_from_scenario
 from pipeline.review import ReviewConfig, keep_watching, pipeline_config, still_skip
-from pipeline.runner import TablePipeline
+from pipeline.runner import NO_PICTURE, FrameResult, TablePipeline
 from vision.detector import DetectorConfig
-from vision.metrics import DetectionEvaluator
+from vision.metrics import DetectionEvaluator, box_iou
 from vision.types import DETECTOR_CLASSES, Detections, Frame, Track
 
 CLIP_FILES = ("clip.mp4", "scenario.json", "truth.jsonl.gz")
+MEMBERSHIP_IOU = 0.3  # a hand's track lies on the truth tile it overlaps this much
 MAP_EVERY = 10  # AP on 1 frame in this many: neighbouring frames are nearly the same picture
 TABLE = "T1"
 ROW = "{:26s} {:>4} {:>5} {:>6} {:>6} {:>5} {:>7} {:>7}"  # the per-kind table
@@ -67,6 +71,8 @@ class RunConfig:
     map_every: int = MAP_EVERY
     progress: bool = True
     felt: bool = True  # unknown felts balanced (vision.felt); False: the network alone
+    vision_cache: Path | None = None  # record what the vision stages saw here; replay it when
+    # recorded already (same clip, models and settings): only the round and the rules run
 
 
 @dataclass
@@ -78,6 +84,7 @@ class Observed:
     events: list[TableEvent] = field(default_factory=list)
     tracks: dict[int, list[Track]] = field(default_factory=dict)
     detections: dict[int, Detections | None] = field(default_factory=dict)
+    results: list[FrameResult] = field(default_factory=list)  # kept only to record them
     video_s: float = 0.0  # video read, skipped frames included
     wall_s: float = 0.0  # decode + pipeline
 
@@ -103,12 +110,16 @@ def check_clip(folder: Path) -> Path:
 
 def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
     """Decoded frames of ``clip.mp4`` through a fresh :class:`TablePipeline`, then finish():
-    every frame, or the frames ``paigow review`` would process with the same strides."""
+    every frame, or the frames ``paigow review`` would process with the same strides. With a
+    vision cache, a recorded run's detections and tracks are replayed instead."""
     review = ReviewConfig(stride=config.stride, still_stride=config.still_stride)
     settings = pipeline_config(review)
     if not config.felt:
         settings = replace(settings, detector=DetectorConfig(threads=settings.threads, felt=None))
     pipe = TablePipeline(TABLE, layout_from_scenario(scenario), settings)
+    cache = _cache_file(clip, config)
+    if cache is not None and cache.exists():
+        return _replay(pipe, cache, config)
     skip = still_skip(review, pipe)
     fps, seen, result = scenario["fps"], Observed(), None
     total = min(scenario["n_frames"], config.limit_frames or scenario["n_frames"])
@@ -133,11 +144,71 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
     seen.wall_s = time.perf_counter() - start
     seen.events += events
     seen.alerts += alerts
+    if cache is not None:
+        _record(cache, seen)
+    return seen
+
+
+def _cache_file(clip: Path, config: RunConfig) -> Path | None:
+    """Where the vision stages' output on ``clip`` under ``config``, today's models and vision
+    code is kept."""
+    if config.vision_cache is None:
+        return None
+    root = Path(__file__).resolve().parents[1]  # today's models and vision code
+    sources = [root / "models" / "manifest.json", *sorted((root / "vision").glob("*.py"))]
+    models = b"".join(f.read_bytes() for f in sources)
+    key = json.dumps(
+        [
+            str(clip.resolve()),
+            hashlib.sha256(models).hexdigest(),
+            config.stride,
+            config.still_stride,
+            config.limit_frames,
+            config.map_every,
+            config.felt,
+        ]
+    )
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return config.vision_cache / f"{clip.name}-{digest}.pkl.gz"
+
+
+def _record(cache: Path, seen: Observed) -> None:
+    """Each processed frame's vision output (no picture), the video and wall seconds."""
+    frames = []
+    for result in seen.results:
+        slim = replace(result.frame, image=NO_PICTURE)
+        frames.append(replace(result, frame=slim, state=None, events=[], alerts=[]))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    partial = cache.with_suffix(".partial")
+    with gzip.open(partial, "wb") as out:
+        pickle.dump((frames, seen.video_s, seen.wall_s), out)
+    partial.replace(cache)  # a run stopped while writing leaves no cache that looks whole
+
+
+def _replay(pipe: TablePipeline, cache: Path, config: RunConfig) -> Observed:
+    """A recorded run through today's round and rules; wall seconds are the recorded run's."""
+    with gzip.open(cache, "rb") as src:
+        frames, video_s, wall_s = pickle.load(src)
+    seen = Observed(video_s=video_s)
+    for recorded in frames:
+        result = pipe.rejudge(recorded, WALL_TIME)
+        _keep(result, seen, config)
+    events, alerts = pipe.finish(WALL_TIME)
+    seen.events += events
+    seen.alerts += alerts
+    seen.wall_s = wall_s
     return seen
 
 
 def _process(pipe: TablePipeline, frame: Frame, seen: Observed, config: RunConfig):
     result = pipe.process(frame, WALL_TIME)
+    if config.vision_cache is not None:
+        seen.results.append(result)
+    return _keep(result, seen, config)
+
+
+def _keep(result: FrameResult, seen: Observed, config: RunConfig) -> FrameResult:
+    frame = result.frame
     seen.alerts += result.alerts
     seen.events += result.events
     seen.tracks[frame.index] = result.tracks
@@ -157,10 +228,33 @@ def add_detections(evaluator: DetectionEvaluator, objects: list[dict], det: Dete
     evaluator.add(det.xyxy, det.class_id, det.confidence, true_xyxy, true_class)
 
 
-def tracking_figures(clip: Path, seen: Observed, evaluators: list[DetectionEvaluator]):
+def hand_membership(plan: dict, seen: Observed, truth: dict[int, dict]) -> dict:
+    """What the game needs of identity: for each box dealt a hand, which of its tiles the
+    monitor exposes as that box's hand. Each track of a :class:`HandExposed` is matched, on
+    that frame, to the truth tile it lies on (IoU >= 0.3); a tile counts once, when it is in
+    the hand of the box the truth dealt it to. Share of all dealt tiles."""
+    owner = {tid: g["box"] for g in plan["groups"] for tid in g["tile_ids"]}
+    right: set[int] = set()
+    for event in seen.events:
+        if not isinstance(event, HandExposed) or event.frame not in truth:
+            continue
+        tracks = {t.track_id: t for t in seen.tracks.get(event.frame, [])}
+        tiles = [o for o in truth[event.frame]["objects"] if o["class"] == "tile"]
+        for track_id in (*event.high_ids, *event.low_ids):
+            if track_id not in tracks or not tiles:
+                continue
+            box = np.array(tracks[track_id].xyxy, np.float64)[None]
+            overlap = box_iou(box, np.array([o["xyxy"] for o in tiles], np.float64))[0]
+            best = int(overlap.argmax())
+            if overlap[best] >= MEMBERSHIP_IOU and owner.get(tiles[best]["id"]) == event.box:
+                right.add(tiles[best]["id"])
+    share = round(len(right) / len(owner), 4) if owner else None
+    return {"hand_membership": share, "hand_tiles_right": len(right), "hand_tiles": len(owner)}
+
+
+def tracking_figures(frames, seen: Observed, evaluators: list[DetectionEvaluator]):
     """Tile tracking outside the wash (``evaluate_tracking``; None when no scored frame was
     processed); the AP frames' boxes go to each of ``evaluators`` on the way."""
-    _, frames = read_clip(clip)
     segments: list[list] = [[] for _ in frames.segments]
     for truth in frames.truth:
         index = truth["frame"]
@@ -189,12 +283,15 @@ def evaluate_clip(clip: Path, config: RunConfig, detection: DetectionEvaluator):
         scenario = {**scenario, "irregularities": irregular}
     run = ClipRun(clip.name, scenario, seen.alerts, len(seen.events), seen.wall_s)
     own = DetectionEvaluator(DETECTOR_CLASSES)
+    _, frames = read_clip(clip)
+    truth = {t["frame"]: t for t in frames.truth}
     return run, {
         "clip": clip.name,
         "injections": scenario["injections"],
         "alerts": [to_dict(a) for a in seen.alerts if a.state is AlertState.OPEN],
         **round_figures(scenario["plan"], seen.events),
-        "tracking": tracking_figures(clip, seen, [own, detection]),
+        **hand_membership(scenario["plan"], seen, truth),
+        "tracking": tracking_figures(frames, seen, [own, detection]),
         "detection": _rounded(own.summary()),
         "frames": len(seen.tracks),
         "video_s": round(seen.video_s, 3),
@@ -245,6 +342,8 @@ def summary_of(runs: list[ClipRun], clips: list[dict], detection: DetectionEvalu
         "dice_correct": round(sum(c["dice_ok"] for c in clips) / n, 3),
         "first_box_correct": round(sum(c["first_box_ok"] for c in clips) / n, 3),
         "delivery_order_correct": round(sum(c["delivery_ok"] for c in clips) / n, 3),
+        "hand_membership": _membership(clips),
+        "hand_membership_clean": _membership([c for c in clips if not c["injections"]]),
         "tracking_mean": {k: round(float(np.mean(v)), 4) if v else None for k, v in mean.items()},
         "detection": _rounded(detection.summary()),
         "detection_note": "the pipeline's boxes (gated: some carried forward from earlier "
@@ -255,6 +354,12 @@ def summary_of(runs: list[ClipRun], clips: list[dict], detection: DetectionEvalu
         "fps": round(frames / wall_s, 2),
         "realtime": round(sum(c["video_s"] for c in clips) / wall_s, 3),
     }
+
+
+def _membership(clips: list[dict]) -> float | None:
+    """Dealt tiles exposed in their own box's hand, as a share of all dealt tiles."""
+    tiles = sum(c["hand_tiles"] for c in clips)
+    return round(sum(c["hand_tiles_right"] for c in clips) / tiles, 4) if tiles else None
 
 
 def _at(summary: dict, path: str):
@@ -282,7 +387,8 @@ def _clip_line(c: dict) -> str:
     ok = {True: "ok", False: "WRONG"}
     return (
         f"{c['clip']}: {alerts or 'no alert'} | dice {ok[c['dice_ok']]}, first box "
-        f"{ok[c['first_box_ok']]}, delivery {ok[c['delivery_ok']]} | IDF1 "
+        f"{ok[c['first_box_ok']]}, delivery {ok[c['delivery_ok']]}, hands "
+        f"{c['hand_tiles_right']}/{c['hand_tiles']} | IDF1 "
         f"{(c['tracking'] or {}).get('idf1')} | mAP50 {c['detection']['all']['ap50']} | "
         f"{c['fps']} frames/s"
     )
@@ -302,7 +408,8 @@ def print_report(summary: dict, clips: list[dict]) -> None:
         f"{s['rounds']} rounds: recall {s['recall']}, latency median {s['latency_median_s']} s, "
         f"false alerts {s['false_alerts']} ({s['false_alerts_per_clean_round']} per clean "
         f"round), dice {s['dice_correct']}, first box {s['first_box_correct']}, delivery "
-        f"{s['delivery_order_correct']}, IDF1 {s['tracking_mean']['idf1']}, mAP50 "
+        f"{s['delivery_order_correct']}, hand membership {s['hand_membership']} (clean "
+        f"{s['hand_membership_clean']}), IDF1 {s['tracking_mean']['idf1']}, mAP50 "
         f"{d['all']['ap50']} (tiles down/up {d['tile_down']['ap50']}/{d['tile_up']['ap50']}), "
         f"{s['fps']} frames/s, {s['realtime']}x real time"
     )
@@ -327,6 +434,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument(
         "--no-felt", action="store_true", help="no felt balance (vision.felt): the network alone"
+    )
+    p.add_argument(
+        "--vision-cache",
+        type=Path,
+        help="record the detections and tracks here, or replay them when recorded already "
+        "(same clip, models and settings): only the round and the rules run again",
     )
     return p.parse_args(argv)
 
@@ -361,7 +474,8 @@ def evaluate_all(clips: list[Path], config: RunConfig) -> tuple[dict, list[dict]
         runs.append(run)
         figures.append(clip_figures)
     summary = summary_of(runs, figures, detection)
-    summary["config"] = {"pipeline": "PipelineConfig() (motion gating on)", **asdict(config)}
+    settings = {**asdict(config), "vision_cache": config.vision_cache and str(config.vision_cache)}
+    summary["config"] = {"pipeline": "PipelineConfig() (motion gating on)", **settings}
     return summary, figures
 
 
@@ -376,6 +490,7 @@ def main(argv: list[str] | None = None) -> int:
             args.map_every,
             not args.quiet,
             not args.no_felt,
+            args.vision_cache,
         )
         summary, figures = evaluate_all(clips, config)
     except InputError as err:

@@ -32,6 +32,7 @@ from pipeline.bus.wire import (
     Notice,
     ReplayReply,
     alert_topic,
+    check_notice_name,
     check_table,
     encode_error,
     encode_reply,
@@ -258,6 +259,14 @@ class AlertPublisher:
         if fault != self._journal_fault:
             self._say(f"{self.table}: {message}")
         self._journal_fault, self._notice_at = fault, now
+
+    def notice(self, name: str, message: str) -> None:
+        """Publish a system notice of this table once (``sys.<table>``: best effort, neither
+        journaled nor replayed), e.g. ``vision_degraded`` from the monitor. ValueError for a
+        name consoles would refuse; RuntimeError after close()."""
+        if self._closed:
+            raise RuntimeError(f"the {self.table} bus is closed")
+        self._notice(check_notice_name(name), message)
 
     def _notice(self, name: str, message: str) -> None:
         notice = Notice(self.table, name, message, utc_now(), self.store.id)

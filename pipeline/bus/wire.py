@@ -2,13 +2,15 @@
 
 PUB socket, multipart ``[topic, payload]``:
 
-- ``alert.<table>.<kind>``: one alert (:func:`pipeline.alerts.to_wire`);
+- ``alert.<table>.<kind>``: one alert (:func:`pipeline.alerts.to_wire`; its optional
+  ``confidence`` is ``"low"`` for an alert opened while the table's vision was degraded);
 - ``hb.<table>``: a heartbeat ``{"schema": 1, "table": T, "last_seq": N, "wall_time": ...,
   "journal": ID}``;
 - ``sys.<table>``: a system notice ``{"schema": 1, "table": T, "notice": NAME, "message": ...,
   "wall_time": ..., "journal": ID}`` (``journal_unwritable``, ``journal_recovered``,
-  ``bus_restarted``). Notices are best effort: not journaled, not
-  replayed; one still in force is repeated.
+  ``bus_restarted``; from the monitor, ``vision_degraded`` and ``vision_restored``). Notices
+  are best effort: not journaled, not replayed; an unwritable journal is repeated while it
+  lasts.
 
 ``journal`` (optional everywhere, added in schema 1 without a version change) is the id of the
 journal that numbers the table's alerts; a new id means the numbering started again at 1.
@@ -157,6 +159,13 @@ def parse_heartbeat(payload: bytes) -> Heartbeat:
         str(obj.get("wall_time"))[:64],
         _journal_id(obj),
     )
+
+
+def check_notice_name(name: str) -> str:
+    """``name`` if consoles take it as a notice name, else ValueError."""
+    if not isinstance(name, str) or not _TABLE.fullmatch(name):
+        raise ValueError(f"notice name {name!r:.80}: use letters, digits, '_' and '-'")
+    return name
 
 
 @dataclass(frozen=True, slots=True)

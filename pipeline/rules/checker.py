@@ -9,6 +9,15 @@ the stream. Every rule of the registry sees every frame; what they find becomes 
 - **close** once it has stayed ended for ``close_hold_s`` (a recurrence in between continues
   the same alert), when its round ends (a new round begins), or at ``finish()``.
 
+A round never seen to begin (the phase is still idle: neither its wash nor its built woodpile
+nor a flat dice read was seen, as when the recording or the monitor starts mid-round) is
+judged by no round-scoped rule: every judgement of it would rest on a guess of where it
+stands.
+
+While the table's vision is degraded (a :class:`VisionDegraded` fed, not yet followed by its
+:class:`VisionRestored`), the alerts opened carry ``confidence="low"``, and so do their
+updates and close: an irregularity raised on impossible sights stays doubtful to its end.
+
 Alerts carry the video time and frame at which the checker raised them (the frame fed), so
 their video time minus the irregularity's start is the alert latency; the evidence says when
 the irregularity began (``started_frame``, ``started_s``) and names the snapshot of that frame
@@ -22,8 +31,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.alerts import Alert, AlertState, make_alert
-from pipeline.events import PhaseChanged, TableEvent, TableState
+from pipeline.alerts import LOW_CONFIDENCE, Alert, AlertState, make_alert
+from pipeline.events import (
+    Phase,
+    PhaseChanged,
+    TableEvent,
+    TableState,
+    VisionDegraded,
+    VisionRestored,
+)
 from pipeline.rules.base import Finding, Rule, RulesConfig
 
 RuleFactory = Callable[[RulesConfig], Rule]
@@ -76,6 +92,7 @@ class _Entry:
     sent_s: float = 0.0
     ended_s: float | None = None  # video time it was seen to end, while it stays ended
     closing: str = ""  # why it ended
+    confidence: str | None = None  # decided when it opens: low while vision is degraded
 
     def take(self, finding: Finding, now_s: float) -> None:
         if finding.ended:
@@ -117,6 +134,7 @@ class RulesChecker:
         self._entries: dict[Key, _Entry] = {}
         self._round: int | None = None
         self._last: TableState | None = None
+        self._degraded = False  # a VisionDegraded is in force
 
     def reset(self) -> None:
         """Forget every rule's memory and every alert in the making (nothing is closed)."""
@@ -124,6 +142,7 @@ class RulesChecker:
             rule.reset()
         self._entries.clear()
         self._round, self._last = None, None
+        self._degraded = False
 
     def feed(
         self, state: TableState, events: Sequence[TableEvent], wall_time: str | None = None
@@ -139,6 +158,10 @@ class RulesChecker:
                     self._run(clock, segment)
                     self._close_round(clock)
                     self._round, segment = n, []
+                case VisionDegraded():
+                    self._degraded = True
+                case VisionRestored():
+                    self._degraded = False
             segment.append(event)
         self._run(clock, segment)
         self._tick(clock)
@@ -161,8 +184,12 @@ class RulesChecker:
         """Every rule over the events of one round; their findings taken into entries."""
         assert self._round is not None
         now_s = clock.state.time_s
+        unbegun = clock.state.phase is Phase.IDLE  # joined mid-round: no wash was seen
         for kind, rule in self.rules.items():
-            for finding in rule.update(clock.state, events):
+            findings = rule.update(clock.state, events)
+            if unbegun and rule.round_scoped:
+                continue  # a round never seen to begin is judged by nothing
+            for finding in findings:
                 key = (kind, self._round if rule.round_scoped else None, finding.box)
                 entry = self._entries.get(key)
                 if entry is None and finding.ended:
@@ -217,6 +244,8 @@ class RulesChecker:
             self._send(clock, entry, AlertState.CLOSE, f"closed, {why}: {entry.message}")
 
     def _send(self, clock: _Clock, entry: _Entry, state: AlertState, message: str) -> None:
+        if state is AlertState.OPEN and self._degraded:
+            entry.confidence = LOW_CONFIDENCE
         evidence = {**entry.evidence, **self._provenance(entry)}
         clock.alerts.append(
             make_alert(
@@ -230,6 +259,7 @@ class RulesChecker:
                 message=message,
                 evidence=evidence,
                 wall_time=clock.wall_time,
+                confidence=entry.confidence,
             )
         )
         entry.sent, entry.sent_s = dict(entry.evidence), clock.state.time_s

@@ -1,6 +1,8 @@
 """``incorrect_delivery`` (10.14): the first box is not the one the dice give, a box is
 skipped, the order is not counter-clockwise, or a box is not given exactly four tiles (groups
 for adjacent empty boxes placed together, 8.2, are allowed). The round is void: reshuffle.
+Tile counts are at least what the camera sees: only a box seen with more than four is judged
+(see :func:`_assumed`).
 
 Each :class:`GroupDelivered` is checked against the flat dice's first box with
 :func:`paigow.dice.check_delivery` while the deal runs (boxes passed over are skipped), and
@@ -29,13 +31,14 @@ def _assumed(
 ) -> bool:
     """A problem that only the assumed order of unseen groups would make: an order problem
     at an unseen group, or, while the deal runs, a box passed over (it may yet be served); or
-    a tile count short of four before the delivery is done (a stack set down shows only its
-    top tile until the dealer spreads it: the counts are DeliveryDone's); a count already over
-    four (boxes in ``over``) is certain at once."""
+    a tile count short of four: a count is *at least* what the camera sees (tiles set down
+    together overlap, lie stacked or under the dealer's hand), so only a count over four
+    (boxes in ``over``) is evidence, and it is certain at once. Four tiles short in one box
+    are four too many in another: a five-and-three deal is caught at its five."""
     if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
         return problem.box in unseen
     if problem.kind is DeliveryProblemKind.WRONG_COUNT:
-        return not complete and problem.box not in over
+        return problem.box not in over
     return problem.kind is DeliveryProblemKind.SKIPPED_BOX and bool(unseen) and not complete
 
 
@@ -79,7 +82,7 @@ class IncorrectDelivery:
         placements = [Placement(g.box, self._counts.get(g.box, g.tile_count)) for g in self._groups]
         unseen = {g.box for g in self._groups if not g.order_seen}
         problems = check_delivery(self._first, placements, empty, complete=complete)
-        over = {g.box for g in self._groups if g.tile_count > TILES_PER_BOX}
+        over = {g.box for g in placements if g.tiles > TILES_PER_BOX}
         return [p for p in problems if not _assumed(p, unseen, complete, over)]
 
     def _check(self, state: TableState, event: TableEvent, complete: bool) -> list[Finding]:

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 import zmq
 
-from pipeline.alerts import Alert, from_wire, make_alert
+from pipeline.alerts import Alert, from_wire, make_alert, to_wire
 from pipeline.bus import (
     AlertPublisher,
     AlertSubscriber,
@@ -18,7 +18,7 @@ from pipeline.bus import (
     SubscriberConfig,
 )
 from pipeline.bus.keys import ClientCurve, client_curve, new_keys, server_curve
-from pipeline.bus.wire import parse_request
+from pipeline.bus.wire import ReplayReply, encode_reply, parse_notice, parse_reply, parse_request
 from pipeline.journal import Journal
 
 ANY_PORT = "tcp://127.0.0.1:*"
@@ -290,6 +290,38 @@ def test_publisher_refuses_other_tables_bad_endpoints_and_use_after_close(journa
     with pytest.raises(RuntimeError, match="closed"):
         pub.emit(alert())
     assert journal.last_seq("T1") == 0
+
+
+def test_the_optional_confidence_key_round_trips_and_an_unknown_value_is_refused():
+    plain = alert().with_seq(1, "3f2a")
+    low = replace(plain, confidence="low")
+    assert "confidence" not in json.loads(to_wire(plain))
+    assert json.loads(to_wire(low))["confidence"] == "low"
+    assert from_wire(to_wire(plain)) == plain and from_wire(to_wire(low)) == low
+    assert parse_reply(encode_reply(ReplayReply([low, plain], 1))).alerts == [low, plain]
+    for bad in (b'"high"', b'""', b"1", b'["low"]'):
+        payload = to_wire(low).replace(b'"confidence":"low"', b'"confidence":' + bad)
+        with pytest.raises(ValueError, match="confidence"):
+            from_wire(payload)
+
+
+def test_the_monitor_can_send_a_notice(journal, ctx):
+    with publisher(journal, ctx) as pub, ctx.socket(zmq.SUB) as sub:
+        sub.linger, sub.rcvtimeo = 0, int(WAIT_S * 1000)
+        sub.subscribe(b"")
+        sub.connect(pub.pub_endpoint)
+        assert sub.recv_multipart()[0] == b"hb.T1"  # the subscription is live
+        pub.notice("vision_degraded", "since 3.0 s of video: 5 dice in the dice area")
+        frames = sub.recv_multipart()
+        while frames[0].startswith(b"hb."):
+            frames = sub.recv_multipart()
+        with pytest.raises(ValueError, match="notice name"):
+            pub.notice("vision degraded", "a name consoles would refuse")
+    with pytest.raises(RuntimeError, match="closed"):
+        pub.notice("vision_restored", "after close")
+    notice = parse_notice(frames[1])
+    assert frames[0] == b"sys.T1" and (notice.table, notice.notice) == ("T1", "vision_degraded")
+    assert notice.message.endswith("5 dice in the dice area") and notice.journal == journal.id
 
 
 def test_parse_request_caps_and_defaults_the_limit():

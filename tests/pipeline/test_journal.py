@@ -3,6 +3,7 @@
 import sqlite3
 import threading
 from contextlib import closing
+from dataclasses import replace
 
 import pytest
 
@@ -42,6 +43,14 @@ def test_read_returns_what_was_written_in_order(tmp_path):
         assert journal.read("T1", 3, 2) == written[2:4]
         assert journal.read("T1", 1, 100) == written
         assert journal.read("T1", 8, 10) == [] and journal.read("T3", 1, 10) == []
+
+
+def test_an_alert_keeps_its_confidence_through_the_journal(tmp_path):
+    with Journal(tmp_path / "j.db") as journal:
+        written = journal.append_all([replace(alert(), confidence="low"), alert()])
+    with Journal(tmp_path / "j.db") as journal:
+        read = journal.read("T1", 1, 10)
+    assert read == written and [a.confidence for a in read] == ["low", None]
 
 
 def test_a_journaled_alert_cannot_be_appended_again(tmp_path):

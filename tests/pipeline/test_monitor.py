@@ -26,6 +26,7 @@ from pipeline.alerts import describe_alert, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
 from pipeline.bus.publisher import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli import main
+from pipeline.events import VisionDegraded, VisionRestored
 from pipeline.journal import Journal
 from pipeline.layout import load_default_layout, spec_from_scenario
 from pipeline.monitor import ConsoleReport, FrameQueue, Monitor, MonitorConfig, MonitorStats
@@ -133,6 +134,7 @@ class Result:
     alerts: list
     blind: bool = False
     state: object = None
+    events: list = field(default_factory=list)
 
 
 def camera_alert(index: int, time_s: float, state: str = "open"):
@@ -171,11 +173,14 @@ class StubPipeline:
 
 class ListSink:
     def __init__(self):
-        self.alerts = []
+        self.alerts, self.notices = [], []
 
     def emit(self, alert):
         self.alerts.append(alert.with_seq(len(self.alerts) + 1))
         return self.alerts[-1]
+
+    def notice(self, name, message):
+        self.notices.append((name, message))
 
 
 def run_monitor(monitor: Monitor, stop: threading.Event | None = None) -> MonitorStats:
@@ -279,6 +284,22 @@ def test_a_frame_the_pipeline_cannot_use_is_skipped_and_the_monitor_goes_on(caps
     assert (stats.frames, stats.unusable) == (4, 2) and "| 2 unusable" in stats.line()
     err = capsys.readouterr().err
     assert err.count("skipped: a 5000x2 image is too small") == 1  # once per reason
+
+
+def test_the_tables_vision_degraded_and_restored_are_sent_as_notices():
+    class Seeing(StubPipeline):
+        def process(self, frame, wall_time=None):
+            result = super().process(frame, wall_time)
+            if frame.index == 2:
+                result.events.append(VisionDegraded(1, 0.04, "5 dice in the dice area"))
+            if frame.index == 4:
+                result.events.append(VisionRestored(3, 0.12, 0.08))
+            return result
+
+    sink = ListSink()
+    run_monitor(Monitor(FakeSource([frame(i) for i in range(6)], live=False), Seeing(), sink))
+    assert [name for name, _ in sink.notices] == ["vision_degraded", "vision_restored"]
+    assert "5 dice in the dice area; alerts say confidence low" in sink.notices[0][1]
 
 
 class Terminal(io.StringIO):

@@ -287,6 +287,7 @@ None is the scenario's own kind."""
 
 CLEAN = {
     "a clean round": Round(),
+    "a box counted short (at least 3: tiles overlap)": Round(done_counts=(4, 4, 4, 3, 4, 4, 4, 4)),
     "a wash that leaves few faces known": Round(known_faces=RulesConfig().known_faces_min - 1),
     "groups for adjacent empty boxes placed together (8.2)": Round(groups=_combined_empty_boxes()),
     "the bank's faces unknown": Round(bank=((None, "2-6"), ("5-5", "1-3"))),
@@ -320,6 +321,31 @@ def test_clean_round_raises_nothing(name):
     table = play(CLEAN[name])
     table.finish()
     assert table.alerts == []
+
+
+def test_a_round_never_seen_to_begin_is_judged_by_nothing():
+    table = Table()  # the recording starts mid-round: no wash, the phase stays idle
+    table.step(NoMoreBets(*table.at(), "dice"))
+    table.step(DiceRead(*table.at(), (2, None, 6), None, None, False))
+    table.step(WagerChanged(*table.at(), 5, 1, 2, True, Phase.IDLE))
+    table.wait(3.0)
+    table.finish()
+    assert table.alerts == []
+    begun = play(Round(late_wager=True))  # the same late wager in a round seen from its wash
+    begun.finish()
+    assert ("wager_after_no_more_bets", 5) in begun.opened()
+
+
+def test_dice_unread_are_doubt_not_a_die_off_flat():
+    table = play(Round(throws=((2, None, 6), DICE)))
+    flat = Table()
+    _wash(flat, Round())
+    flat.step(DiceRead(*flat.at(), (2, None, 6), None, None, None))
+    flat.wait(3.0)
+    flat.finish()
+    table.finish()
+    assert ("dice_not_flat", None) in table.opened()
+    assert flat.alerts == []
 
 
 def test_a_push_is_judged_only_after_a_wait_and_a_late_payout_settles_it_again():

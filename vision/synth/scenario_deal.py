@@ -14,6 +14,7 @@ from vision.synth.scenario import (
     CHIP_LOCAL_MM,
     COLLECT_XY_MM,
     EXTRA_CHIP_LOCAL_MM,
+    HAND_OFFSET_MM,
     PAIR_X_MM,
     STACK_LOCAL_MM,
     STACK_PITCH_MM,
@@ -156,6 +157,9 @@ def set_hands(s: _Script) -> None:
                 s.box_angle(box),
             )
         s.player_reach(930 + box, box, start, start + glide, STACK_LOCAL_MM)
+        # the other hand rests over the chips meanwhile: covered, they are not taken away
+        over_chips = (CHIP_LOCAL_MM[0], CHIP_LOCAL_MM[1] - HAND_OFFSET_MM)
+        s.player_reach(940 + box, box, start, start + 2 * glide, over_chips)
         s.event("hand_set", start + glide, box=box, high=list(high), low=list(low))
     s.t += s.f(s.tm.setting_s) + glide
 
