@@ -609,6 +609,8 @@ class Tracker:
         face_index = self._known_face(t)
         known = reading(face_index, 1.0) if face_index >= 0 else None
         face = DIE_TIPPED if face_index == TIPPED else known.face if known else None
+        if t.class_id == TILE_UP and t.turned_down:
+            face = None  # turned up again, not yet read: its old face is no sight of this side
         return Track(
             track_id=t.track_id,
             xyxy=tuple(float(v) for v in t.xyxy),

@@ -97,6 +97,20 @@ def test_face_is_remembered_when_the_tile_turns_face_down():
     assert up.face == "1-1" and up.face_up is True  # a new face-up episode: the new reading
 
 
+def test_a_tile_turned_up_again_has_no_face_until_it_is_read_again():
+    """Its side seen at an angle is taken for face up: the face remembered from before is no
+    sight of what it shows now; face down again, it keeps that face."""
+    tracker = Tracker()
+    tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 0)
+    tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 1)
+    [up] = tracker.update(dets([tile(100)], [TILE_UP], faces=[-1]), 2)
+    assert up.face is None and up.face_up is True
+    [down] = tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 3)
+    assert down.face == "6-6"
+    [read] = tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 4)
+    assert read.face == "6-6" and read.face_up is True
+
+
 def test_die_value_is_read():
     die = FACE_CLASSES.index("die_5")
     [track] = Tracker().update(dets([[0, 0, 8, 8]], [3], faces=[die]), 0)
