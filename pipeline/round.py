@@ -292,8 +292,7 @@ def _dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableE
     elif memory.throw.values != values and not (memory.throw.reported and None in values):
         # changed before it was read, or a new readable throw after one was reported
         memory.throw = Throw(values, view.frame, view.time_s)
-    if any(t.face == DIE_TIPPED for t in dice[:DICE_COUNT]):
-        memory.throw.tipped = True
+    memory.throw.tipped = any(t.face == DIE_TIPPED for t in dice[:DICE_COUNT])  # seen so now
     return events + _read_throw(view, memory, cfg)
 
 

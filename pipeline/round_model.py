@@ -82,7 +82,7 @@ class Throw:
     since_frame: int
     since_s: float
     reported: bool = False
-    tipped: bool = False  # the reader has seen a die of it not lying flat
+    tipped: bool = False  # a die of it reads not lying flat now (vision.tracker's window)
 
 
 @dataclass

@@ -599,6 +599,21 @@ def test_oracle_what_the_camera_cannot_see_is_unknown_not_changed(clips):
     assert min(done.tile_counts) < 4  # stacked tiles hide each other: counts are "at least"
 
 
+@pytest.mark.slow
+def test_oracle_a_recording_cut_during_the_showdown_ends_its_round_incomplete(clips):
+    folder = clips[0]
+    scenario = json.loads((folder / "scenario.json").read_text())
+    cut = min(e["frame"] for e in scenario["events"] if e["type"] == "hand_exposed") + 2
+    truth = [line for line in read_truth(folder / "truth.jsonl.gz") if line["frame"] < cut]
+    events = reconstruct(oracle_frames(truth))
+    assert not [e for e in events if isinstance(e, WashEnded) and e.frame > cut - 20]
+    ended = events[-1]
+    assert isinstance(ended, RoundEnded) and not ended.complete
+    assert ended.phase in (Phase.SETTING, Phase.EXPOSURE)
+    whole = reconstruct(oracle_frames(read_truth(folder / "truth.jsonl.gz")))
+    assert [e.complete for e in whole if isinstance(e, RoundEnded)] == [True]
+
+
 def _truth_object(oid: int, kind: str, face_up, **extra) -> dict:
     return {
         "id": oid,
