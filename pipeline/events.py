@@ -176,6 +176,20 @@ class TileExposed:
 
 
 @dataclass(frozen=True, slots=True)
+class TileFaceUnread:
+    """Low-confidence evidence, not an irregularity: a tile has shown its face-up side since
+    ``frame`` without its face being read (a tile at an angle, its side taken for its face, or
+    a face the reader cannot read). Reported once per face-up spell, for review."""
+
+    frame: int
+    time_s: float
+    track_id: int
+    zone: str | None
+    phase: Phase
+    box: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class HandSet:
     """A box's four tiles lie as two pairs. ``high``/``low``: track ids of each pair;
     ``ranked``: the faces were known, so high and low are told apart by the hands' values
@@ -292,6 +306,7 @@ TableEvent = (
     | DeliveryDone
     | HandCollected
     | TileExposed
+    | TileFaceUnread
     | HandSet
     | HandsMerged
     | HandExposed
@@ -346,6 +361,9 @@ def _describe_hands(event: TableEvent) -> str:
             return f"hand of box {box} collected [{_ids(ids)}]"
         case TileExposed(track_id=tid, face=face, zone=zone, phase=phase):
             return f"tile {tid} exposed ({face}) in {zone} during {phase}"
+        case TileFaceUnread(track_id=tid, zone=zone, box=box):
+            where = f"box {box}" if box else (zone or "?")
+            return f"tile {tid} face up in {where}, face unread (low confidence, not judged)"
         case HandSet(box=box, high=high, low=low, ranked=ranked):
             text = f"hand set box {box}: high [{_ids(high)}] low [{_ids(low)}]"
             return text + ("" if ranked else " (unranked)")

@@ -44,6 +44,7 @@ from pipeline.events import (
     TableEvent,
     TableState,
     TileExposed,
+    TileFaceUnread,
     WagerChanged,
     WashEnded,
     WoodpileBuilt,
@@ -393,8 +394,9 @@ NO_TILE_ZONES = frozenset({"float_tray", "drop_box", "off_table"})
 
 def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Every tile turning face up, wherever and whenever (but where no tile is played): the
-    rules decide what it means."""
-    return [
+    rules decide what it means. A tile face up whose face stays unread is only noted
+    (:class:`TileFaceUnread`: doubt, which no rule judges)."""
+    exposed: list[TableEvent] = [
         TileExposed(
             f.frame,
             f.time_s,
@@ -407,6 +409,19 @@ def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[T
         for f in view.flips
         if f.track.zone not in NO_TILE_ZONES
     ]
+    unread = [
+        TileFaceUnread(
+            f.frame,
+            f.time_s,
+            f.track.track_id,
+            f.track.zone,
+            memory.phase,
+            memory.delivered.get(f.track.track_id),
+        )
+        for f in view.unread
+        if f.track.zone not in NO_TILE_ZONES
+    ]
+    return exposed + unread
 
 
 STEPS = (_wash, _woodpile, _wagers, _no_more_bets, _dice, _delivery, _exposures, *HAND_STEPS)
@@ -424,7 +439,10 @@ class RoundReconstructor:
     def __init__(self, config: RoundConfig | None = None) -> None:
         self.config = config or RoundConfig()
         self._book = TrackBook(
-            self.config.motion_norm, self.config.zone_hold_s, self.config.flip_hold_s
+            self.config.motion_norm,
+            self.config.zone_hold_s,
+            self.config.flip_hold_s,
+            self.config.unread_face_s,
         )
         self._memory = RoundMemory()
         self._last: FrameView | None = None

@@ -41,6 +41,8 @@ class RoundConfig:
     # edge taken for gone, but a late wager placed right beside a hand is seen later
     zone_hold_s: float = 0.15  # still in a zone this long to rest there; higher: fewer transit
     # zones taken for destinations, later events
+    unread_face_s: float = 2.0  # a tile face up this long with its face unread is reported as
+    # low-confidence evidence (TileFaceUnread), never judged; lower: more such notes
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
     # higher: fewer misread frames taken for exposures, later exposure events
     wash_min_tiles: int = 16  # face-down tiles in the work area for a wash between rounds (in

@@ -50,6 +50,7 @@ class _Memo:
     resting: str | None = None
     face_up: bool | None = None  # the settled side: a change counts once it has held
     turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
+    unread_told: bool = False  # this face-up spell, unread, was reported
     born_s: float = 0.0  # when the track first appeared
     seen_s: float = 0.0  # when it was last seen (not coasting)
 
@@ -65,6 +66,7 @@ class FrameView:
     resting: dict[int, str | None]
     moves: tuple[ZoneMove, ...]
     flips: tuple[Flip, ...]
+    unread: tuple[Flip, ...] = ()  # tiles face up, face unread, for unread_face_s (doubt)
     # per track: when it first appeared and when it was last seen (not coasting), seconds
     sighted: dict[int, tuple[float, float]] = field(default_factory=dict)
 
@@ -97,10 +99,17 @@ class TrackBook:
     for its face, is doubt, not an exposure (issue 20).
     """
 
-    def __init__(self, motion_norm: float, zone_hold_s: float, flip_hold_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        motion_norm: float,
+        zone_hold_s: float,
+        flip_hold_s: float = 0.0,
+        unread_face_s: float = 2.0,
+    ) -> None:
         self._motion_norm = motion_norm
         self._zone_hold_s = zone_hold_s
         self._flip_hold_s = flip_hold_s
+        self._unread_face_s = unread_face_s
         self._memo: dict[int, _Memo] = {}
 
     def reset(self) -> None:
@@ -111,6 +120,7 @@ class TrackBook:
         moving: set[int] = set()
         moves: list[ZoneMove] = []
         flips: list[Flip] = []
+        unread: list[Flip] = []
         for track in tracks:
             memo = self._memo.get(track.track_id)
             if memo is None:
@@ -133,6 +143,9 @@ class TrackBook:
             flip = self._turn(memo, track, frame, time_s)
             if flip is not None:
                 flips.append(flip)
+            doubt = self._unread(memo, track, time_s)
+            if doubt is not None:
+                unread.append(doubt)
             memo.centre = track.centre_xy
         present = {t.track_id: t for t in tracks}
         resting = {tid: self._memo[tid].resting for tid in present}
@@ -145,6 +158,7 @@ class TrackBook:
             resting,
             tuple(moves),
             tuple(flips),
+            tuple(unread),
             sighted,
         )
 
@@ -165,6 +179,17 @@ class TrackBook:
             return None  # face up, face unread: not believed yet (still turning, dated as such)
         memo.face_up, memo.turning = side, None
         return Flip(track, since_frame, since_s) if side else None
+
+    def _unread(self, memo: _Memo, track: Track, time_s: float) -> Flip | None:
+        """A tile turning face up whose face stays unread ``unread_face_s``: once a spell."""
+        if memo.turning is None or not memo.turning[0]:
+            memo.unread_told = False
+            return None
+        _, since_frame, since_s = memo.turning
+        if memo.unread_told or time_s - since_s < self._unread_face_s:
+            return None
+        memo.unread_told = True
+        return Flip(track, since_frame, since_s)
 
     def _moved(self, memo: _Memo, track: Track) -> bool:
         (x0, y0), (x1, y1) = memo.centre, track.centre_xy

@@ -31,6 +31,7 @@ from pipeline.events import (
     TableEvent,
     TableState,
     TileExposed,
+    TileFaceUnread,
     VisionDegraded,
     VisionRestored,
     WagerChanged,
@@ -387,6 +388,19 @@ def test_a_tile_face_up_without_a_face_read_is_no_exposure_until_its_face_is_rea
     table.step(1)
     (exposed,) = table.of(TileExposed)
     assert (exposed.track_id, exposed.face, exposed.frame) == (tid, "2-2", turned_frame)
+    assert table.of(TileFaceUnread) == []  # none stayed unread for unread_face_s
+
+
+def test_a_tile_face_up_unread_for_long_is_noted_once_as_doubt():
+    table = delivered_table()
+    tid = table.state.hands[5][0]
+    table.put(replace(table.tracks[tid], face_up=True, class_id=TILE_UP, face=None))
+    turned_frame = table.index
+    table.step(20)  # 4 s face up, never read
+    assert table.of(TileExposed) == []
+    (note,) = table.of(TileFaceUnread)
+    assert (note.track_id, note.box, note.frame) == (tid, 5, turned_frame)
+    assert "not judged" in describe(note)
 
 
 def test_exposure_then_settlement_with_pushes():
@@ -501,6 +515,7 @@ EXAMPLES = (
     VisionDegraded(16, 3.2, "5 dice in the dice area (at most 3)"),
     VisionRestored(17, 3.4, 0.2),
     RoundEnded(18, 3.6, 0, Phase.SETTING, False),
+    TileFaceUnread(19, 3.8, 7, "box_5", Phase.SETTING, 5),
 )
 
 
