@@ -229,11 +229,13 @@ def add_detections(evaluator: DetectionEvaluator, objects: list[dict], det: Dete
 
 
 def hand_membership(plan: dict, seen: Observed, truth: dict[int, dict]) -> dict:
-    """What the game needs of identity: for each box dealt a hand, which of its tiles the
-    monitor exposes as that box's hand. Each track of a :class:`HandExposed` is matched, on
-    that frame, to the truth tile it lies on (IoU >= 0.3); a tile counts once, when it is in
-    the hand of the box the truth dealt it to. Share of all dealt tiles."""
-    owner = {tid: g["box"] for g in plan["groups"] for tid in g["tile_ids"]}
+    """What the game needs of identity: for each hand played (the occupied boxes' and the
+    bank's; hands dealt to empty boxes are collected unseen), which of its tiles the monitor
+    exposes as that box's hand. Each track of a :class:`HandExposed` is matched, on that
+    frame, to the truth tile it lies on (IoU >= 0.3); a tile counts once, when it is in the
+    hand of the box the truth dealt it to. Share of the tiles of the hands played."""
+    played = {*plan["occupied"], plan["chung_box"]}
+    owner = {t: g["box"] for g in plan["groups"] if g["box"] in played for t in g["tile_ids"]}
     right: set[int] = set()
     for event in seen.events:
         if not isinstance(event, HandExposed) or event.frame not in truth:
