@@ -216,7 +216,7 @@ def _guarded_counts(
         memory.covered_s[box] = view.time_s
     spots = chip_spots(view)
     believed = dict(memory.chips)
-    for box in set(seen) | set(memory.chips):
+    for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
         now = seen.get(box, 0)
         if box in covered or now == memory.chips.get(box, 0):
             memory.chips_changing.pop(box, None)
@@ -229,7 +229,7 @@ def _guarded_counts(
             continue
         reached_s = memory.covered_s.get(box)
         if reached_s is None or changing[2] - reached_s > cfg.wager_reach_s:
-            continue  # no hand came near: the detector's doubt, not a wager moved
+            continue  # no hand came near before: the detector's doubt, not a wager moved
         if view.time_s - changing[2] >= cfg.wager_hold_s:
             believed[box] = now
             memory.chip_spots[box] = spots.get(box, [])

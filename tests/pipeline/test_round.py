@@ -288,6 +288,27 @@ def test_a_doubtful_chip_is_no_late_wager():
     assert [(w.box, w.before, w.after) for w in table.of(WagerChanged)] == [(2, 0, 1)]
 
 
+def test_a_change_is_dated_after_the_hand_that_could_have_made_it():
+    """A chip seen with no hand near is doubt; a hand then over the box (the chip missed under
+    it) makes what is seen afterwards a new sight, dated after the hand."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(6)
+    table.put(chip(101, "box_3", (40.0, 0.0)))  # no hand anywhere near: not believed
+    table.step(10)
+    assert len(table.of(WagerChanged)) == 1
+    table.drop(101)
+    table.put(hand(900, (40.0, 20.0), "box_3"))
+    table.step(3)
+    table.drop(900)
+    left_s = table.index / FPS
+    table.put(chip(101, "box_3", (40.0, 0.0)))
+    table.step(8)
+    late = table.of(WagerChanged)[-1]
+    assert (late.box, late.before, late.after) == (3, 0, 1)
+    assert late.time_s >= left_s
+
+
 def test_chips_lying_from_before_the_woodpile_are_no_bet_of_this_round():
     table = Table(RoundConfig(no_more_bets_quiet_s=0.8))
     table.put(chip(100, "box_2"))  # left from the last round
