@@ -27,6 +27,8 @@ passed in (when it is not, :func:`pipeline.alerts.make_alert` stamps the current
 
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -59,18 +61,28 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+def _counts(values: list) -> Counter:
+    return Counter(json.dumps(v, sort_keys=True) for v in values)
+
+
 def merge_evidence(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, Any]:
-    """Evidence grown by a new finding: lists are joined (no repeats, order kept), other
-    values replaced by the newer one.
+    """Evidence grown by a new finding: a list that holds all of the old one (a rule sending
+    its whole record again, repeats and order included) replaces it; other lists are joined
+    (no repeats, order kept); other values are replaced by the newer one.
 
     >>> merge_evidence({"track_ids": [3, 4], "n": 2}, {"track_ids": [4, 5], "n": 3})
     {'track_ids': [3, 4, 5], 'n': 3}
+    >>> merge_evidence({"tile_counts": [4, 4]}, {"tile_counts": [4, 4, 4]})
+    {'tile_counts': [4, 4, 4]}
     """
     merged = dict(old)
     for name, value in jsonable(new).items():
         before = merged.get(name)
         if isinstance(before, list) and isinstance(value, list):
-            merged[name] = before + [v for v in value if v not in before]
+            if _counts(before) <= _counts(value):
+                merged[name] = value
+            else:
+                merged[name] = before + [v for v in value if v not in before]
         else:
             merged[name] = value
     return merged
