@@ -79,7 +79,9 @@ class Finding:
 
 class Rule(Protocol):
     """One catalogue kind. ``round_scoped``: its alerts belong to a round and close when the
-    round ends (all but ``camera_lost``)."""
+    round ends (all but ``camera_lost``). A rule may set ``from_sights = False`` when its
+    findings do not rest on detections (``camera_lost``): degraded vision leaves its alerts at
+    full confidence."""
 
     kind: ClassVar[str]
     round_scoped: ClassVar[bool]

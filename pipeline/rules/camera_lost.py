@@ -16,6 +16,7 @@ from pipeline.rules.base import Finding, RulesConfig
 class CameraLostRule:
     kind: ClassVar[str] = "camera_lost"
     round_scoped: ClassVar[bool] = False
+    from_sights: ClassVar[bool] = False  # the picture itself, not what the detector saw in it
 
     def __init__(self, config: RulesConfig) -> None:
         self.config = config

@@ -16,7 +16,9 @@ stands.
 
 While the table's vision is degraded (a :class:`VisionDegraded` fed, not yet followed by its
 :class:`VisionRestored`), the alerts opened carry ``confidence="low"``, and so do their
-updates and close: an irregularity raised on impossible sights stays doubtful to its end.
+updates and close: an irregularity raised on impossible sights stays doubtful to its end. A
+rule whose findings do not rest on detections says so (``from_sights = False``:
+``camera_lost`` judges the picture itself) and is never marked.
 
 Alerts carry the video time and frame at which the checker raised them (the frame fed), so
 their video time minus the irregularity's start is the alert latency; the evidence says when
@@ -100,6 +102,7 @@ class _Entry:
     evidence: dict[str, Any]
     seen_s: float  # video time the checker first saw it
     round_scoped: bool = True
+    from_sights: bool = True  # rests on what the detector saw (degraded vision makes it low)
     sent: dict[str, Any] | None = None  # evidence of the last alert sent; None: not opened
     sent_s: float = 0.0
     ended_s: float | None = None  # video time it was seen to end, while it stays ended
@@ -216,6 +219,7 @@ class RulesChecker:
                         {},
                         now_s,
                         rule.round_scoped,
+                        getattr(rule, "from_sights", True),
                     )
                     self._entries[key] = entry
                 entry.take(finding, now_s)
@@ -256,7 +260,7 @@ class RulesChecker:
             self._send(clock, entry, AlertState.CLOSE, f"closed, {why}: {entry.message}")
 
     def _send(self, clock: _Clock, entry: _Entry, state: AlertState, message: str) -> None:
-        if state is AlertState.OPEN and self._degraded:
+        if state is AlertState.OPEN and self._degraded and entry.from_sights:
             entry.confidence = LOW_CONFIDENCE
         evidence = {**entry.evidence, **self._provenance(entry)}
         clock.alerts.append(

@@ -31,6 +31,7 @@ from pipeline.events import (
     TableEvent,
     TableState,
     TileExposed,
+    VisionDegraded,
     WagerChanged,
     WashEnded,
     WoodpileBuilt,
@@ -516,6 +517,18 @@ def test_a_camera_loss_across_rounds_closes_when_the_camera_returns():
     alerts = t.of("camera_lost")
     assert _states(alerts) == ["open", "close"] and {a.round for a in alerts} == {0}
     assert "restored" in alerts[-1].message
+
+
+def test_degraded_vision_marks_what_rests_on_detections_not_a_lost_camera():
+    t = Table()
+    _wash(t, Round())
+    t.step(VisionDegraded(*t.at(), "4 dice in the dice area (at most 3)"))
+    t.step(CameraLost(*t.at(), "blank"))
+    t.step(WagerChanged(*t.at(), 5, 1, 2, True, Phase.WAGERS))
+    t.wait(0.4)
+    (lost,) = t.of("camera_lost", AlertState.OPEN)
+    (late,) = t.of("wager_after_no_more_bets", AlertState.OPEN)
+    assert lost.confidence is None and late.confidence == "low"
 
 
 def test_every_open_alert_closes_exactly_once():

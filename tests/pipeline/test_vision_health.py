@@ -8,13 +8,12 @@ import pytest
 
 from pipeline.alerts import AlertState
 from pipeline.events import (
-    CameraLost,
-    CameraRestored,
     Phase,
     TableEvent,
     TableState,
     VisionDegraded,
     VisionRestored,
+    WagerChanged,
     describe,
 )
 from pipeline.layout import load_default_layout
@@ -140,21 +139,27 @@ def test_reset_forgets():
 
 
 def feed(checker: RulesChecker, frame: int, *events: TableEvent):
-    state = TableState(frame, frame / FPS, 0, Phase.IDLE, 1)
+    state = TableState(frame, frame / FPS, 0, Phase.WAGERS, 1)
     return checker.feed(state, list(events), WALL)
+
+
+def late_wager(frame: int, box: int) -> WagerChanged:
+    return WagerChanged(frame, frame / FPS, box, 1, 2, True, Phase.WAGERS)
 
 
 def test_an_alert_opened_while_degraded_says_confidence_low_to_its_close_and_later_ones_not():
     checker = RulesChecker("T1")
     assert feed(checker, 0, VisionDegraded(0, 0.0, "5 dice in the dice area (at most 3)")) == []
-    (opened,) = feed(checker, 1, CameraLost(1, 0.04, "frozen"))
+    (opened,) = feed(checker, 1, late_wager(1, 5))
     feed(checker, 2, VisionRestored(2, 0.08, 0.08))  # recovered while the alert is open
-    feed(checker, 3, CameraRestored(3, 0.12, 0.08))
-    closed = [a for f in range(4, 2 * FPS) for a in feed(checker, f)]
+    (later,) = feed(checker, 3, late_wager(3, 6))
+    closed = checker.finish(WALL)
     assert (opened.state, opened.confidence) == (AlertState.OPEN, "low")
-    assert [(a.state, a.confidence) for a in closed] == [(AlertState.CLOSE, "low")]
-    (later,) = feed(checker, 60, CameraLost(60, 2.4, "frozen"))
     assert (later.state, later.confidence) == (AlertState.OPEN, None)
+    assert sorted((a.box, a.state, a.confidence) for a in closed) == [
+        (5, AlertState.CLOSE, "low"),
+        (6, AlertState.CLOSE, None),
+    ]
 
 
 # --- the pipeline wires it in ----------------------------------------------------------------
