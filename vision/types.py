@@ -90,11 +90,12 @@ class Track:
     """A frozen per-frame snapshot of one tracked object, in full-frame pixels.
 
     ``face`` is the tile face last read while face up (a face-down tile keeps it; a tile turned
-    up again shows None until its face is read again), or None when never seen; ``die_value`` likewise for dice, whose ``face`` is ``"die_tipped"`` while
-    the reader sees the die not lying flat. ``zone`` is the layout zone of the box
-    centre (``box_1``..``box_8``, ``woodpile``, ``dice_area``, ``work_area``, ...), filled by
-    the table model; ``None`` before that. ``age_frames`` counts frames since the track began;
-    ``last_seen_frame`` is the last frame a detection was matched (older: coasting, hidden).
+    up again shows None until its face is read again), or None when never seen; ``die_value``
+    likewise for dice, whose ``face`` is ``"die_tipped"`` while the reader sees the die not
+    lying flat. ``zone`` is the layout zone of the box centre (``box_1``..``box_8``,
+    ``woodpile``, ``dice_area``, ``work_area``, ...), filled by the table model; ``None``
+    before that. ``age_frames`` counts frames since the track began; ``last_seen_frame`` is the
+    last frame a detection was matched (older: coasting, hidden).
     """
 
     track_id: int
