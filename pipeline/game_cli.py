@@ -1,6 +1,7 @@
 """Game sub-commands: ``paigow way``, ``paigow match``, ``paigow edge``.
 
-JSON output (``--json``) is one object per invocation; its keys are documented in the README.
+JSON output (``--json``) is one object per invocation; its keys are documented in
+``docs/game.md``.
 """
 
 from __future__ import annotations
