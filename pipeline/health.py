@@ -81,8 +81,9 @@ def change(sample: np.ndarray, previous: np.ndarray | None) -> float:
 
 
 @dataclass
-class _Run:
-    """A run of frames with the same problem: where it began and how long it is."""
+class FrameRun:
+    """A run of frames with the same verdict (a problem, an impossible sight): where it began
+    and how long it is. ``extend(hit, ...)`` each frame; a miss ends the run."""
 
     frame: int = 0
     time_s: float = 0.0
@@ -97,6 +98,11 @@ class _Run:
             self.frame, self.time_s = frame, time_s
         self.count += 1
         self.last_s = time_s
+
+    def lasted(self, time_s: float, hold_s: float) -> bool:
+        """The run is going and began ``hold_s`` or more before ``time_s`` (video times are
+        sums of frame steps: 0.04 * 25 may fall just short of 1.0)."""
+        return self.count > 0 and time_s - self.time_s >= hold_s - 1e-6
 
 
 class CameraWatch:
@@ -114,7 +120,7 @@ class CameraWatch:
 
     def reset(self) -> None:
         self._lost: CameraLost | None = None
-        self._good = _Run()
+        self._good = FrameRun()
 
     @property
     def lost(self) -> CameraLost | None:
@@ -155,8 +161,8 @@ class FrameHealth:
     def reset(self) -> None:
         self._watch.reset()
         self._previous: np.ndarray | None = None
-        self._blank = _Run()
-        self._frozen = _Run()
+        self._blank = FrameRun()
+        self._frozen = FrameRun()
         self._moved = False  # the picture has changed at least once
         self._changed_s = 0.0  # time of the last frame that was not a repeat
         self._previous_seen = False
@@ -191,7 +197,7 @@ class FrameHealth:
         """A frame the source could not give (``reason``: a read failure, a timeout): the camera
         is lost at once, dated here; the next picture is judged afresh."""
         self._previous = None
-        self._blank, self._frozen = _Run(), _Run()
+        self._blank, self._frozen = FrameRun(), FrameRun()
         return self._watch.update(frame, time_s, reason)
 
     def _frozen_for_s(self) -> float:

@@ -56,8 +56,7 @@ from pipeline.round_model import (
     RoundMemory,
     Throw,
     box_of,
-    chip_spots,
-    chips_per_box,
+    chips_in_boxes,
     covered_boxes,
     snapshot,
 )
@@ -162,14 +161,18 @@ def _woodpile(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Ta
 def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement. Between
     "no more bets" and the exposure a change must hold, uncovered (:func:`_guarded_counts`)."""
-    counts = chips_per_box(view)
+    chips = chips_in_boxes(view)
+    counts = {box: len(stacks) for box, stacks in chips.items()}
+    spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
     guarded = memory.no_more_bets and memory.phase.order < Phase.EXPOSURE.order
     if guarded:
-        sure = chips_per_box(view, cfg.late_chip_confidence)
-        counts = _guarded_counts(view, memory, cfg, _evidence(counts, sure, memory.chips))
+        floor = cfg.late_chip_confidence
+        sure = {box: sum(c.confidence >= floor for c in stacks) for box, stacks in chips.items()}
+        seen = _evidence(counts, sure, memory.chips)
+        counts = _guarded_counts(view, memory, cfg, seen, spots)
     else:
         memory.chips_changing.clear()
-        memory.chip_spots = chip_spots(view)
+        memory.chip_spots = spots
     events: list[TableEvent] = []
     for box in sorted(set(counts) | set(memory.chips)):
         before, after = memory.chips.get(box, 0), counts.get(box, 0)
@@ -206,7 +209,11 @@ def _evidence(seen: dict[int, int], sure: dict[int, int], believed: dict[int, in
 
 
 def _guarded_counts(
-    view: FrameView, memory: RoundMemory, cfg: RoundConfig, seen: dict[int, int]
+    view: FrameView,
+    memory: RoundMemory,
+    cfg: RoundConfig,
+    seen: dict[int, int],
+    spots: dict[int, list[tuple[float, float, float, float]]],
 ) -> dict[int, int]:
     """The chip counts to believe after "no more bets": a box a hand lies over keeps its
     count (unknown, not changed); a box seen uncovered with another count gets it once that
@@ -214,7 +221,6 @@ def _guarded_counts(
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
-    spots = chip_spots(view)
     believed = dict(memory.chips)
     for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
         now = seen.get(box, 0)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from pipeline.events import GroupDelivered, Phase, PhaseChanged, TableState
 from pipeline.round_tracks import FrameView
+from vision.types import Track
 
 BOX_PREFIX = "box_"
 
@@ -115,9 +116,9 @@ class RoundMemory:
     chips: dict[int, int] = field(default_factory=dict)  # box -> chip stacks believed there
     # a box's chips seen changed (guarded window): count, frame and time first seen so, uncovered
     chips_changing: dict[int, tuple[int, int, float]] = field(default_factory=dict)
+    # box -> where its believed chip stacks were last seen (a hand over them hides them)
     chip_spots: dict[int, list[tuple[float, float, float, float]]] = field(default_factory=dict)
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
-    # box -> where its believed chip stacks were last seen (a hand over them hides them)
     throw: Throw | None = None
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
@@ -189,25 +190,14 @@ def box_of(zone: str | None) -> int | None:
     return None
 
 
-def chips_per_box(view: FrameView, min_confidence: float = 0.0) -> dict[int, int]:
-    """Chip stacks resting in each box this frame, detected with at least ``min_confidence``
-    (boxes without chips left out)."""
-    counts: Counter[int] = Counter()
-    for chip in view.of_kind("chip"):
-        box = box_of(view.resting.get(chip.track_id))
-        if box is not None and chip.confidence >= min_confidence:
-            counts[box] += 1
-    return dict(counts)
-
-
-def chip_spots(view: FrameView) -> dict[int, list[tuple[float, float, float, float]]]:
-    """Boxes of the chip stacks resting in each box this frame."""
-    spots: dict[int, list[tuple[float, float, float, float]]] = {}
+def chips_in_boxes(view: FrameView) -> dict[int, list[Track]]:
+    """The chip stacks resting in each box this frame (boxes without chips left out)."""
+    chips: dict[int, list[Track]] = {}
     for chip in view.of_kind("chip"):
         box = box_of(view.resting.get(chip.track_id))
         if box is not None:
-            spots.setdefault(box, []).append(chip.xyxy)
-    return spots
+            chips.setdefault(box, []).append(chip)
+    return chips
 
 
 def covered_boxes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> set[int]:

@@ -9,7 +9,7 @@ hand (two pairs with a gap) from a row of four, and ranking two pairs by their f
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -51,8 +51,6 @@ class _Memo:
     face_up: bool | None = None  # the settled side: a change counts once it has held
     turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
     unread_told: bool = False  # this face-up spell, unread, was reported
-    born_s: float = 0.0  # when the track first appeared
-    seen_s: float = 0.0  # when it was last seen (not coasting)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +65,6 @@ class FrameView:
     moves: tuple[ZoneMove, ...]
     flips: tuple[Flip, ...]
     unread: tuple[Flip, ...] = ()  # tiles face up, face unread, for unread_face_s (doubt)
-    # per track: when it first appeared and when it was last seen (not coasting), seconds
-    sighted: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     def of_kind(self, kind: str) -> list[Track]:
         return [t for t in self.tracks.values() if t.kind == kind]
@@ -124,10 +120,8 @@ class TrackBook:
         for track in tracks:
             memo = self._memo.get(track.track_id)
             if memo is None:
-                memo = _Memo(track.centre_xy, track.zone, frame, time_s, born_s=time_s)
+                memo = _Memo(track.centre_xy, track.zone, frame, time_s)
                 self._memo[track.track_id] = memo
-            if track.last_seen_frame == frame:
-                memo.seen_s = time_s
             if self._moved(memo, track):
                 moving.add(track.track_id)
             if track.zone != memo.zone:
@@ -149,7 +143,6 @@ class TrackBook:
             memo.centre = track.centre_xy
         present = {t.track_id: t for t in tracks}
         resting = {tid: self._memo[tid].resting for tid in present}
-        sighted = {tid: (self._memo[tid].born_s, self._memo[tid].seen_s) for tid in present}
         return FrameView(
             frame,
             time_s,
@@ -159,7 +152,6 @@ class TrackBook:
             tuple(moves),
             tuple(flips),
             tuple(unread),
-            sighted,
         )
 
     def _turn(self, memo: _Memo, track: Track, frame: int, time_s: float) -> Flip | None:

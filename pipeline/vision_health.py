@@ -24,11 +24,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.events import VisionDegraded, VisionRestored
+from pipeline.health import FrameRun
 from pipeline.layout import OFF_TABLE
 from vision.types import TILE_DOWN, TILE_UP, Detections, Track
 
 DICE_ZONE = "dice_area"
-_TOLERANCE_S = 1e-6  # video times are sums of frame steps: 0.04 * 25 may fall short of 1.0
 
 
 @dataclass(frozen=True)
@@ -48,22 +48,6 @@ class VisionHealthConfig:
     # but alerts built on a broken sight go out at full confidence longer
     leave_s: float = 2.0  # sane sights this long, every frame, before it counts as restored;
     # higher: a flickering fault keeps the table degraded instead of opening and closing it
-
-
-@dataclass
-class _Run:
-    """Consecutive frames of one verdict: where the run began; ``on``: a run is going."""
-
-    on: bool = False
-    frame: int = 0
-    time_s: float = 0.0
-
-    def extend(self, frame: int, time_s: float) -> None:
-        if not self.on:
-            self.on, self.frame, self.time_s = True, frame, time_s
-
-    def lasted(self, time_s: float, hold_s: float) -> bool:
-        return self.on and time_s - self.time_s >= hold_s - _TOLERANCE_S
 
 
 def impossible_sights(
@@ -124,8 +108,8 @@ class VisionHealth:
 
     def reset(self) -> None:
         self._degraded: VisionDegraded | None = None
-        self._bad = _Run()
-        self._good = _Run()
+        self._bad = FrameRun()
+        self._good = FrameRun()
 
     @property
     def degraded(self) -> VisionDegraded | None:
@@ -143,12 +127,8 @@ class VisionHealth:
         problems = impossible_sights(
             tracks, frame, cfg, tile_count(detections), self.table_outlined
         )
-        if problems:
-            self._good = _Run()
-            self._bad.extend(frame, time_s)
-        else:
-            self._bad = _Run()
-            self._good.extend(frame, time_s)
+        self._bad.extend(bool(problems), frame, time_s)
+        self._good.extend(not problems, frame, time_s)
         if self._degraded is None:
             if not self._bad.lasted(time_s, cfg.enter_s):
                 return []

@@ -118,8 +118,9 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
         settings = replace(settings, detector=DetectorConfig(threads=settings.threads, felt=None))
     pipe = TablePipeline(TABLE, layout_from_scenario(scenario), settings)
     cache = _cache_file(clip, config)
-    if cache is not None and cache.exists():
-        return _replay(pipe, cache, config)
+    recorded = _recorded(cache)
+    if recorded is not None:
+        return _replay(pipe, recorded, config)
     skip = still_skip(review, pipe)
     fps, seen, result = scenario["fps"], Observed(), None
     total = min(scenario["n_frames"], config.limit_frames or scenario["n_frames"])
@@ -185,10 +186,22 @@ def _record(cache: Path, seen: Observed) -> None:
     partial.replace(cache)  # a run stopped while writing leaves no cache that looks whole
 
 
-def _replay(pipe: TablePipeline, cache: Path, config: RunConfig) -> Observed:
+def _recorded(cache: Path | None) -> tuple | None:
+    """A recorded run's frames, video and wall seconds; None when there is none, or when the
+    file cannot be read (it is then recorded again, and says so)."""
+    if cache is None or not cache.exists():
+        return None
+    try:
+        with gzip.open(cache, "rb") as src:
+            return pickle.load(src)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ValueError) as err:
+        print(f"evaluate: {cache}: unreadable ({err}); running the clip again", file=sys.stderr)
+        return None
+
+
+def _replay(pipe: TablePipeline, recorded: tuple, config: RunConfig) -> Observed:
     """A recorded run through today's round and rules; wall seconds are the recorded run's."""
-    with gzip.open(cache, "rb") as src:
-        frames, video_s, wall_s = pickle.load(src)
+    frames, video_s, wall_s = recorded
     seen = Observed(video_s=video_s)
     for recorded in frames:
         result = pipe.rejudge(recorded, WALL_TIME)
