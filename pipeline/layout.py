@@ -12,6 +12,7 @@ Schema (``coordinates: table_mm`` needs ``reference_points``; ``image_px`` may h
     version: 1
     camera: default
     image_size_wh: [1920, 1080]
+    tile_length_px: 68            # optional: a tile's long side in px (computed when table_mm)
     chung_box: 1
     coordinates: table_mm
     reference_points: {table_mm: [[x, y], ...], image_px: [[u, v], ...]}   # >= 4 pairs
@@ -24,6 +25,7 @@ Schema (``coordinates: table_mm`` needs ``reference_points``; ``image_px`` may h
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -32,6 +34,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from vision.view import TILE_LENGTH_MM
 
 BOX_NUMBERS = tuple(range(1, 9))
 REQUIRED_AREAS = ("woodpile", "dice_area", "float_tray", "work_area")
@@ -101,6 +105,11 @@ class LayoutSpec(_Strict):
     version: Literal[1] = 1
     camera: str = "default"
     image_size_wh: tuple[Annotated[int, Field(gt=0)], Annotated[int, Field(gt=0)]] | None = None
+    # a tile's long side in image px, measured on the camera's picture: tells the scale where
+    # there are no reference points (with them it is computed from the table millimetres)
+    tile_length_px: Annotated[float, Field(gt=0, le=MAX_COORDINATE, allow_inf_nan=False)] | None = (
+        None
+    )
     chung_box: Annotated[int, Field(ge=1, le=8)] = 1
     coordinates: Literal["table_mm", "image_px"]
     reference_points: ReferencePoints | None = None
@@ -184,6 +193,7 @@ class Layout:
     chung_box: int
     image_size_wh: tuple[int, int] | None = None
     homography_img_from_table: np.ndarray | None = None
+    tile_px: float | None = None  # a tile's long side in image px; None: not known
 
     @property
     def box_polygons_px(self) -> dict[int, np.ndarray]:
@@ -243,7 +253,23 @@ def build_layout(spec: LayoutSpec) -> Layout:
     zones = {k: np.asarray(v, np.float64) for k, v in polygons.items()}
     if spec.coordinates == "table_mm":
         zones = {k: apply_homography(h, v) for k, v in zones.items()}
-    return Layout(spec.camera, zones, spec.chung_box, spec.image_size_wh, h)
+    tile_px = spec.tile_length_px
+    if tile_px is None and h is not None:
+        tile_px = _tile_px(h, [np.mean(zones[f"box_{n}"], axis=0) for n in BOX_NUMBERS])
+    return Layout(spec.camera, zones, spec.chung_box, spec.image_size_wh, h, tile_px)
+
+
+def _tile_px(h: np.ndarray, at_px: list[np.ndarray]) -> float:
+    """A tile's long side in image px, averaged over image points (the homography's local
+    scale: the square root of the area a table mm^2 takes there)."""
+    inverse = np.linalg.inv(h)
+    sides = []
+    for point in at_px:
+        mm = apply_homography(inverse, point.reshape(1, 2))[0]
+        square = mm + np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+        (ux, uy), (vx, vy) = apply_homography(h, square)[1:] - apply_homography(h, square)[0]
+        sides.append(math.sqrt(abs(ux * vy - uy * vx)))
+    return TILE_LENGTH_MM * float(np.mean(sides))
 
 
 def parse_layout(data: Any, source: str = "layout") -> Layout:

@@ -25,7 +25,7 @@ import numpy as np
 from pipeline.alerts import Alert
 from pipeline.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
 from pipeline.health import FrameHealth, HealthConfig
-from pipeline.layout import Layout
+from pipeline.layout import Layout, LayoutError
 from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
@@ -35,6 +35,7 @@ from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
 from vision.tracker import Tracker, TrackerConfig
 from vision.types import Detections, Frame, Track
+from vision.view import TableView, ViewConfig, ViewError, check_tile_px
 
 NO_PICTURE = np.zeros((0, 0, 3), np.uint8)  # the image of a frame the source could not give
 
@@ -56,6 +57,9 @@ class PipelineConfig:
     rules: RulesConfig | None = None
     health: HealthConfig | None = None
     vision_health: VisionHealthConfig | None = None
+    # the frame turned and resampled so the models see the table as they learnt it
+    # (vision.view: the dealer at the top, tiles at the learnt size); None: the frame as it is
+    view: ViewConfig | None = field(default_factory=ViewConfig)
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,12 @@ class TablePipeline:
     ) -> None:
         cfg = config or PipelineConfig()
         self.table, self.layout, self.config = table, layout, cfg
+        if cfg.view is not None and layout.tile_px is not None:
+            try:
+                check_tile_px(layout.tile_px, cfg.view)
+            except ViewError as err:
+                raise LayoutError(f"layout '{layout.camera}': {err}") from None
+        self.view: TableView | None = None
         if detector is None:
             full = Detector(cfg.detector or DetectorConfig(threads=cfg.threads))
             gate = cfg.gating is not None and full.model.free_input_size
@@ -113,10 +123,24 @@ class TablePipeline:
         camera = self.health.update(frame.image, frame.index, frame.time_s)
         if self.health.lost is not None:
             return self._blind(frame, camera, wall_time)
-        detections = self.reader(frame.image, self.detector(frame))
+        detections = self._detect(frame)
         return self._judge(
             frame, detections, self.tracker.update(detections, frame.index), camera, wall_time
         )
+
+    def _detect(self, frame: Frame) -> Detections:
+        """Detections and faces in frame px, the models run on the table view."""
+        if self.config.view is None:
+            return self.reader(frame.image, self.detector(frame))
+        h, w = frame.image.shape[:2]
+        if self.view is None or self.view.frame_wh != (w, h):
+            self.view = TableView.fit(
+                self.layout.zones_px, self.layout.tile_px, (w, h), self.config.view
+            )
+        if self.view.identity:
+            return self.reader(frame.image, self.detector(frame))
+        seen = Frame(frame.camera_id, frame.index, frame.time_s, self.view.warp(frame.image))
+        return self.view.to_frame(self.reader(seen.image, self.detector(seen)))
 
     def rejudge(self, seen: FrameResult, wall_time: str | None = None) -> FrameResult:
         """The round and the rules on what another pipeline saw (its camera check, detections

@@ -156,7 +156,11 @@ def _cache_file(clip: Path, config: RunConfig) -> Path | None:
     if config.vision_cache is None:
         return None
     root = Path(__file__).resolve().parents[1]  # today's models and vision code
-    sources = [root / "models" / "manifest.json", *sorted((root / "vision").glob("*.py"))]
+    sources = [
+        root / "models" / "manifest.json",
+        root / "pipeline" / "runner.py",  # how frames reach the models (the table view)
+        *sorted((root / "vision").glob("*.py")),
+    ]
     models = b"".join(f.read_bytes() for f in sources)
     key = json.dumps(
         [

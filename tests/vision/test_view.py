@@ -1,0 +1,151 @@
+"""The table view: frames turned and resampled from the layout so the models see what they
+learnt (vision/view.py), and the layout's tile size it is fitted from (pipeline/layout.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import av
+import cv2
+import numpy as np
+import pytest
+
+from pipeline.layout import LayoutError, layout_from_scenario, load_default_layout, parse_layout
+from pipeline.runner import TablePipeline
+from vision.types import TILE_DOWN, TILE_UP, Detections, Frame
+from vision.view import TableView, ViewConfig, ViewError, check_tile_px
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = ROOT / "datasets" / "samples" / "demo_round"
+
+
+def _zones(layout, linear: np.ndarray, shift) -> dict[str, np.ndarray]:
+    return {k: v @ linear.T + shift for k, v in layout.zones_px.items()}
+
+
+def test_the_default_camera_is_its_own_view():
+    layout = load_default_layout()
+    assert 60 < layout.tile_px < 75  # the training cameras: 63.5-71 px
+    view = TableView.fit(layout.zones_px, layout.tile_px, (1920, 1080))
+    assert view.identity
+    image = np.zeros((1080, 1920, 3), np.uint8)
+    assert view.warp(image) is image
+
+
+def test_a_camera_over_the_dealer_is_turned_upright_and_boxes_come_back():
+    layout = load_default_layout()
+    flip = np.array([[-1.0, 0.0], [0.0, -1.0]])
+    zones = _zones(layout, flip, (1920, 1080))  # the picture turned 180 degrees
+    view = TableView.fit(zones, layout.tile_px, (1920, 1080))
+    assert view.quarter_turns == 2 and not view.identity
+    upright = view.to_frame_points(np.array([[960.0, 100.0]]))[0]
+    assert upright[1] > 540  # the top of the view (the dealer) is the bottom of the frame
+    box = Detections.from_arrays([[100, 200, 140, 270]], [TILE_DOWN], [0.9])
+    back = view.to_frame(box).xyxy[0]
+    np.testing.assert_allclose(back[2:] - back[:2], np.array([40, 70]) / view.scale, atol=0.5)
+
+
+def test_a_high_720p_camera_is_enlarged_to_the_learnt_tile_size():
+    layout = load_default_layout()
+    zones = _zones(layout, np.eye(2) * 0.55, (200, 60))
+    tile = layout.tile_px * 0.55
+    view = TableView.fit(zones, tile, (1280, 720))
+    assert view.scale == pytest.approx(ViewConfig().learnt_tile_px / tile)
+    corners = np.concatenate([zones[f"box_{n}"] for n in (1, 8)])
+    in_view = corners @ view.affine[:, :2].T + view.affine[:, 2]
+    assert (in_view >= 0).all() and (in_view[:, 0] <= 1920).all() and (in_view[:, 1] <= 1080).all()
+
+
+def test_boxes_outside_the_frame_are_dropped_and_the_rest_clipped():
+    layout = load_default_layout()
+    view = TableView.fit(_zones(layout, np.eye(2) * 0.6, (0, 0)), layout.tile_px * 0.6, (1280, 720))
+    far = view.affine[:, :2] @ np.array([5000.0, 5000.0]) + view.affine[:, 2]
+    det = Detections.from_arrays([[*far, *(far + 30)], [10, 10, 50, 80]], [TILE_UP] * 2, [1, 1])
+    back = view.to_frame(det)
+    assert len(back) == 1
+
+
+@pytest.mark.parametrize("tile_px", [20.0, 300.0])
+def test_tile_sizes_outside_the_supported_range_are_one_line(tile_px):
+    with pytest.raises(ViewError, match="supported: 35-120 px"):
+        check_tile_px(tile_px)
+
+
+def test_a_layout_out_of_range_is_refused_by_the_pipeline_in_one_line():
+    layout = load_default_layout()
+    spec = {
+        "version": 1,
+        "camera": "tiny",
+        "coordinates": "image_px",
+        "tile_length_px": 18,
+        "boxes": {n: layout.zones_px[f"box_{n}"].tolist() for n in range(1, 9)},
+        "areas": {
+            a: layout.zones_px[a].tolist()
+            for a in ("woodpile", "dice_area", "float_tray", "work_area")
+        },
+    }
+    small = parse_layout(spec, "tiny.yaml")
+    assert small.tile_px == 18
+    with pytest.raises(LayoutError, match=r"^layout 'tiny': a tile is 18\.0 px long") as err:
+        TablePipeline("T1", small, detector=lambda frame: Detections(), reader=lambda i, d: d)
+    assert "\n" not in str(err.value)
+
+
+def _demo_frame(index: int) -> np.ndarray:
+    with av.open(str(DEMO / "clip.mp4")) as container:
+        for i, frame in enumerate(container.decode(video=0)):
+            if i == index:
+                return frame.to_ndarray(format="bgr24")
+    raise AssertionError("demo clip too short")
+
+
+def _tiles(result: Detections) -> np.ndarray:
+    keep = np.isin(result.class_id, (TILE_DOWN, TILE_UP))
+    return result.xyxy[keep]
+
+
+def _matched(found: np.ndarray, truth: np.ndarray, tolerance_px: float) -> float:
+    centres = (found[:, :2] + found[:, 2:]) / 2
+    want = (truth[:, :2] + truth[:, 2:]) / 2
+    dist = np.linalg.norm(want[:, None] - centres[None], axis=2)
+    return float((dist.min(axis=1) < tolerance_px).mean())
+
+
+def _moved(image: np.ndarray, linear: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """The picture under ``x -> linear @ x + shift``, on a 1920x1080 dark canvas."""
+    affine = np.column_stack([linear, shift])
+    return cv2.warpAffine(
+        image, affine, (1920, 1080), flags=cv2.INTER_AREA, borderValue=(24, 24, 28)
+    )
+
+
+@pytest.mark.parametrize(
+    "camera, linear, shift",
+    [
+        ("dealer_side", -np.eye(2), np.array([1920.0, 1080.0])),  # turned 180 degrees
+        ("high", np.eye(2) * 0.53, np.array([450.0, 250.0])),  # tiles of 36 px
+    ],
+)
+def test_the_models_see_a_turned_or_far_camera_as_well_as_ours(camera, linear, shift):
+    """The demo frame filmed over the dealer's shoulder, or from so high that a tile is 36 px
+    long: on the view, the models find the tiles they find on the original frame. (Without
+    the view, the high camera's frame gives the detector 6 of these 29 tiles.)"""
+    image = _demo_frame(500)
+    layout = layout_from_scenario(DEMO / "scenario.json")
+    seen = _tiles(TablePipeline("T1", layout)._detect(Frame("c", 0, 0.0, image)))
+    areas, boxes = ("woodpile", "dice_area", "float_tray", "work_area"), range(1, 9)
+    spec = {
+        "version": 1,
+        "camera": camera,
+        "coordinates": "image_px",
+        "tile_length_px": float(layout.tile_px * abs(linear[0, 0])),
+        "boxes": {n: (layout.zones_px[f"box_{n}"] @ linear.T + shift).tolist() for n in boxes},
+        "areas": {a: (layout.zones_px[a] @ linear.T + shift).tolist() for a in areas},
+    }
+    pipe = TablePipeline("T1", parse_layout(spec, camera))
+    found = _tiles(pipe._detect(Frame("c", 0, 0.0, _moved(image, linear, shift))))
+    assert not pipe.view.identity
+    ends = [seen[:, :2] @ linear.T + shift, seen[:, 2:] @ linear.T + shift]
+    truth = np.column_stack([np.minimum(*ends), np.maximum(*ends)])
+    assert len(truth) >= 20
+    assert _matched(found, truth, 12.0 * abs(linear[0, 0])) >= 0.9

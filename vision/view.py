@@ -1,0 +1,168 @@
+"""The table as the detector learnt it: each frame turned and resampled from the layout.
+
+The detector and the face reader learnt tables seen from the players' side (the dealer at the
+top of the picture) at 1920x1080, a tile's long side about ``learnt_tile_px`` long. A casino's
+camera may hang lower or higher, film at 720p, or look over the dealer's shoulder (everything
+upside down). The layout says all of that before the first frame: where the dealer's side is
+(the woodpile) against the boxes, and how long a tile is in pixels (from the layout's table
+millimetres, or given). :class:`TableView` is the affine map, a turn by a multiple of 90
+degrees and a scale, that takes a frame to a 1920x1080 *view* of the table region in which
+tiles have the learnt size and the dealer is at the top. The models run on the view; their
+boxes come back to the frame's pixels, where the tracker, the layout zones and everything after
+them stay. A camera that already matches (upright, 1080p, scale within ``keep_within``) is used
+as it is, at no cost.
+
+Turns are multiples of 90 degrees so that an axis-aligned box stays one: the detector's boxes
+are axis-aligned, and a box turned by 30 degrees would come back loose.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.types import Detections
+
+TILE_LENGTH_MM = 63.5  # a casino tile: 2.5 x 1 x 0.375 in
+# the training cameras: 1.0-1.12 px per mm at 1080p, so a tile's long side is 63.5-71 px
+LEARNT_TILE_PX = 67.0
+
+
+class ViewError(ValueError):
+    """A layout whose tile size is outside the range the models can be shown at."""
+
+
+@dataclass(frozen=True)
+class ViewConfig:
+    """How frames are fitted to what the models learnt."""
+
+    learnt_tile_px: float = LEARNT_TILE_PX
+    size_wh: tuple[int, int] = (1920, 1080)  # the view: the frame size the models learnt
+    # a frame whose tiles are within this fraction of the learnt size, upright and of the
+    # view's size is used as it is (no resampling, no cost); lower: more cameras resampled
+    keep_within: float = 0.15
+    # supported tile sizes (long side, frame px): outside, the layout is refused. Below 35 px
+    # the pips of a face are under 3 px apart and no resampling brings them back; above 120 px
+    # a 1080p frame no longer holds the table (8 boxes and the dealer's side).
+    min_tile_px: float = 35.0
+    max_tile_px: float = 120.0
+    margin: float = 0.03  # the table region grown by this fraction of its size on each side
+    pad_bgr: tuple[int, int, int] = (24, 24, 28)  # outside the frame: a dark floor
+
+
+def _turn(k: int) -> np.ndarray:
+    """``(2, 2)`` rotation by ``k`` quarter turns (image axes, y down: clockwise on screen)."""
+    c, s = round(math.cos(k * math.pi / 2)), round(math.sin(k * math.pi / 2))
+    return np.array([[c, -s], [s, c]], np.float64)
+
+
+def check_tile_px(tile_px: float, config: ViewConfig | None = None) -> None:
+    """Raise :class:`ViewError` (one line) for a tile size the models cannot be shown at.
+
+    >>> check_tile_px(67.0)
+    >>> check_tile_px(20.0)
+    Traceback (most recent call last):
+    ...
+    vision.view.ViewError: a tile is 20.0 px long in this camera's picture; supported: 35-120 px
+    """
+    cfg = config or ViewConfig()
+    if not cfg.min_tile_px <= tile_px <= cfg.max_tile_px:
+        raise ViewError(
+            f"a tile is {tile_px:.1f} px long in this camera's picture; supported: "
+            f"{cfg.min_tile_px:.0f}-{cfg.max_tile_px:.0f} px"
+        )
+
+
+@dataclass(frozen=True)
+class TableView:
+    """``affine (2, 3)`` maps frame px to view px; None: the frame is the view (identity)."""
+
+    affine: np.ndarray | None
+    frame_wh: tuple[int, int]
+    config: ViewConfig
+    quarter_turns: int = 0
+    scale: float = 1.0
+
+    @classmethod
+    def fit(
+        cls,
+        zones_px: dict[str, np.ndarray],
+        tile_px: float | None,
+        frame_wh: tuple[int, int],
+        config: ViewConfig | None = None,
+    ) -> TableView:
+        """The view of a layout (zones in frame px; the woodpile is the dealer's side) for
+        frames of ``frame_wh``. ``tile_px``: a tile's long side in frame px, None when the
+        layout cannot tell (the scale is then left as it is)."""
+        cfg = config or ViewConfig()
+        if tile_px is not None:
+            check_tile_px(tile_px, cfg)
+        boxes = [np.mean(p, axis=0) for name, p in zones_px.items() if name.startswith("box_")]
+        towards_players = np.mean(boxes, axis=0) - np.mean(zones_px["woodpile"], axis=0)
+        # the quarter turn that brings the players' side to the bottom of the picture
+        k = max(range(4), key=lambda q: (_turn(q) @ towards_players)[1])
+        scale = 1.0 if tile_px is None else cfg.learnt_tile_px / tile_px
+        if k == 0 and abs(scale - 1.0) <= cfg.keep_within and tuple(frame_wh) == tuple(cfg.size_wh):
+            return cls(None, tuple(frame_wh), cfg)
+        linear = scale * _turn(k)
+        points = np.concatenate([np.asarray(p, np.float64) for p in zones_px.values()])
+        turned = points @ linear.T
+        lo, hi = turned.min(axis=0), turned.max(axis=0)
+        lo, hi = lo - cfg.margin * (hi - lo), hi + cfg.margin * (hi - lo)
+        shift = np.array(cfg.size_wh, np.float64) / 2 - (lo + hi) / 2
+        return cls(np.column_stack([linear, shift]), tuple(frame_wh), cfg, k, scale)
+
+    @property
+    def identity(self) -> bool:
+        return self.affine is None
+
+    def warp(self, image: np.ndarray) -> np.ndarray:
+        """The view ``(H, W, 3)`` of a frame (the frame itself for an identity view)."""
+        if self.affine is None:
+            return image
+        shrink = self.scale < 1.0
+        return cv2.warpAffine(
+            image,
+            self.affine,
+            self.config.size_wh,
+            flags=cv2.INTER_AREA if shrink else cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=self.config.pad_bgr,
+        )
+
+    def to_frame_points(self, xy: np.ndarray) -> np.ndarray:
+        """View points ``(N, 2)`` to frame points ``(N, 2)``."""
+        pts = np.asarray(xy, np.float64).reshape(-1, 2)
+        if self.affine is None:
+            return pts
+        linear, shift = self.affine[:, :2], self.affine[:, 2]
+        return (pts - shift) @ np.linalg.inv(linear).T
+
+    def to_frame(self, det: Detections) -> Detections:
+        """Detections in view px to frame px (boxes stay axis-aligned: quarter turns only),
+        clipped to the frame; boxes wholly outside it are dropped."""
+        if self.affine is None or not len(det):
+            return det
+        x1, y1, x2, y2 = det.xyxy.astype(np.float64).T
+        corners = np.stack([np.column_stack(c) for c in ((x1, y1), (x2, y1), (x2, y2), (x1, y2))])
+        mapped = self.to_frame_points(corners.reshape(-1, 2)).reshape(4, -1, 2)
+        lo, hi = mapped.min(axis=0), mapped.max(axis=0)
+        w, h = self.frame_wh
+        lo = np.clip(lo, 0, [w, h])
+        hi = np.clip(hi, 0, [w, h])
+        keep = (hi[:, 0] > lo[:, 0]) & (hi[:, 1] > lo[:, 1])
+        obb = None
+        if det.obb is not None:
+            obb = self.to_frame_points(det.obb.reshape(-1, 2)).reshape(-1, 4, 2)
+            obb = obb.astype(det.obb.dtype)[keep]
+        return Detections(
+            np.column_stack([lo, hi]).astype(np.float32)[keep],
+            det.class_id[keep],
+            det.confidence[keep],
+            det.face[keep],
+            det.face_confidence[keep],
+            obb,
+        )
