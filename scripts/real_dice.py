@@ -48,6 +48,7 @@ CHECK_FIRST_BYTE_BELOW = 77  # of sha256(stem): 77/256 = 30% of photographs are 
 PARTS = ("check", "train")
 DEFAULT_SIZES = (9, 12, 16, 18, 24, 30)  # px of a die's top face at 1080p (module docstring)
 VALUES = range(1, 7)
+BOX_JITTER = 0.08  # training crops: box edges moved by up to this fraction (build_datasets.py)
 OUTCOMES = ("right", "wrong", "unread", "tipped")
 TIPPED = FACE_CLASSES.index(DIE_TIPPED)
 
@@ -231,6 +232,41 @@ def measure(
     return {str(size): s for size, s in stats.items()}
 
 
+def training_crops(
+    photos: list[Photo], sizes, out: Path, jitters: int, seed: int = 0
+) -> dict[int, int]:
+    """Face-reader training crops of the photographs' dice (the train part only): for each die,
+    size and jitter, the photograph shrunk so the die spans ``size`` px, the box's edges moved by
+    up to ``BOX_JITTER`` of its size (as a detector's boxes wander), cut as the monitor cuts a
+    die (``crop_square``), written to ``out/die_<value>/``. Returns the count per value."""
+    rng, counts = np.random.default_rng(seed), dict.fromkeys(VALUES, 0)
+    for value in VALUES:
+        (out / f"die_{value}").mkdir(parents=True, exist_ok=True)
+    for photo in photos:
+        if part_of(photo.path.stem) != "train":
+            raise DataError(f"{photo.path.stem}: a check photograph is never trained on")
+        image = cv2.imread(str(photo.path))
+        if image is None:
+            raise DataError(f"{photo.path}: cannot be read as an image")
+        h, w = image.shape[:2]
+        xc, yc, bw, bh = (photo.boxes[:, i] * s for i, s in enumerate((w, h, w, h)))
+        xyxy = np.column_stack([xc - bw / 2, yc - bh / 2, xc + bw / 2, yc + bh / 2])
+        for i, value in enumerate(photo.values.tolist()):
+            for size in sizes:
+                cut = shrunk(image, xyxy[i], size)
+                if cut is None:
+                    continue
+                small, box = cut
+                span = np.array([box[2] - box[0], box[3] - box[1]] * 2, np.float32)
+                for j in range(jitters):
+                    moved = box + rng.uniform(-BOX_JITTER, BOX_JITTER, 4) * span
+                    crop = crop_square(small, moved, FACE_INPUT_PX)
+                    name = f"real_{photo.path.stem}_{i}_{size}px_{j}.png"
+                    cv2.imwrite(str(out / f"die_{value}" / name), crop)
+                    counts[value] += 1
+    return counts
+
+
 def table(results: dict) -> str:
     head = f"{'size_px':>7} {'n':>5} " + " ".join(f"{k:>6}" for k in (*OUTCOMES, "skipped"))
     lines = [head + f" {'accuracy':>8}"]
@@ -245,7 +281,7 @@ def outside_repo(path: Path) -> Path:
     """``path``, created; DataError when it is inside the repository (never commit photos)."""
     resolved = path.resolve()
     if resolved == ROOT or ROOT in resolved.parents:
-        raise DataError(f"--crops {path}: must be outside the repository (photos are never kept)")
+        raise DataError(f"{path}: must be outside the repository (photos are never kept)")
     resolved.mkdir(parents=True, exist_ok=True)
     return resolved
 
@@ -262,6 +298,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--limit", type=int, help="only the part's first N photographs (by name)")
     p.add_argument("--out", type=Path, help="write the figures as JSON")
     p.add_argument("--crops", type=Path, help="write the crops not read right here (PNG)")
+    p.add_argument(
+        "--training-crops",
+        type=Path,
+        metavar="DIR",
+        help="write face-reader training crops of the train part here (outside the repository) "
+        "instead of reading the dice",
+    )
+    p.add_argument("--jitters", type=int, default=2, help="training crops per die and size")
     p.add_argument("--models", type=Path, default=MODELS_DIR, help="folder of the models")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     args = p.parse_args(argv)
@@ -273,6 +317,14 @@ def main(argv: list[str] | None = None) -> int:
         stems = parts[args.part] if args.part != "all" else sorted(parts["check"] + parts["train"])
         stems = stems[: args.limit] if args.limit is not None else stems
         photos = load_photos(folder, stems)
+        if args.training_crops:
+            if args.part != "train":
+                raise DataError("--training-crops takes the train part only (--part train)")
+            counts = training_crops(
+                photos, sorted(set(args.sizes)), outside_repo(args.training_crops), args.jitters
+            )
+            print(f"{args.training_crops}: {sum(counts.values())} crops, per value {counts}")
+            return 0
         crops_dir = outside_repo(args.crops) if args.crops else None
         reader = FaceReader(threads=args.threads, models_dir=args.models, check_down=False)
         min_confidence = TrackerConfig().min_die_confidence

@@ -119,3 +119,19 @@ def test_reads_a_few_check_photographs(real_dice, tmp_path, capsys):
         assert sum(sum(row.values()) for row in s["confusion"].values()) == s["n"]
         assert len(s["failures"]) == s["n"] - s["right"]
         assert s["accuracy"] == pytest.approx(s["right"] / s["n"], abs=1e-4)
+
+
+def test_training_crops_come_from_the_train_part_only(real_dice, tmp_path):
+    image = np.full((120, 160, 3), 90, np.uint8)
+    cv2.rectangle(image, (60, 40), (100, 80), (240, 240, 240), -1)
+    cv2.imwrite(str(tmp_path / "dice_1.jpg"), image)  # dice_1 is in the train part
+    cv2.imwrite(str(tmp_path / "two_7.jpg"), image)  # two_7 is in the check part
+    box = np.array([[0.5, 0.5, 0.25, 1 / 3]])
+    train = real_dice.Photo(tmp_path / "dice_1.jpg", np.array([3]), box)
+    counts = real_dice.training_crops([train], [12, 16], tmp_path / "out", jitters=2)
+    assert counts[3] == 4 and sum(counts.values()) == 4
+    crops = sorted((tmp_path / "out" / "die_3").glob("*.png"))
+    assert len(crops) == 4 and cv2.imread(str(crops[0])).shape[0] == 96
+    check = real_dice.Photo(tmp_path / "two_7.jpg", np.array([3]), box)
+    with pytest.raises(real_dice.DataError, match="check photograph is never trained on"):
+        real_dice.training_crops([check], [12], tmp_path / "out2", jitters=1)
