@@ -57,12 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _clip_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--scale", type=float, default=1.0, help="frame size relative to 1920x1080 (default 1.0)"
+        "--scale", type=float, default=1.0, help="frame size relative to the camera's (default 1.0)"
     )
     p.add_argument(
         "--randomisation",
         default="training",
-        help="domain-randomisation set: training, shifted or a YAML file",
+        help="domain-randomisation set: training, shifted, a look family "
+        "(datasets/recipes/looks) or a YAML file",
     )
 
 
@@ -181,11 +182,11 @@ def _rendered(folder: Path, seed: int, injections: tuple, cfg) -> dict | None:
         done = json.loads((folder / "scenario.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    w, h = round(1920 * cfg.scale) // 2 * 2, round(1080 * cfg.scale) // 2 * 2
     same = (
         done.get("seed") == seed
         and tuple(done.get("injections", ())) == tuple(injections)
-        and done.get("resolution_wh") == [w, h]
+        and done.get("randomisation", "training") == cfg.randomisation
+        and done.get("scale", 1.0) == cfg.scale
         and (folder / "clip.mp4").exists()
     )
     return done if same else None

@@ -1,14 +1,18 @@
-"""Render a scripted round to an H.264 mp4 with per-frame ground truth.
+"""Render a scripted round to an mp4 with per-frame ground truth.
 
 Writes into ``out_dir``:
 
-- ``clip.mp4``: 1920x1080 (or the camera's resolution), ``fps`` frames per second, H.264;
+- ``clip.mp4``: the camera's resolution (1920x1080 unless the look family says otherwise),
+  ``fps`` frames per second; H.264 unless the set's ``sensor.codecs`` name ``mpeg4`` (MPEG-4
+  Part 2 at a sampled bit rate) or ``mjpeg`` (Motion JPEG, also in the mp4 container: PyAV and
+  OpenCV read it back);
 - ``truth.jsonl.gz``: one line per frame ``{"frame", "time_s", "blind", "objects": [...]}``, each
   object with ``id``, ``class``, ``face``, ``face_up``, ``die_value``, ``die_flat``, ``xyxy``,
   ``obb``, ``zone``, ``visibility`` in image pixels;
 - ``scenario.json``: seed, injections, the plan (dice, first box, expected and actual delivery,
   settings), ground-truth ``events`` and ``irregularities`` (kind, box, time window), the camera
-  and the layout zones in image pixels.
+  and the layout zones in image pixels (of the table the look sampled: arc, row or two rows),
+  the randomisation set's name and the video encoding.
 """
 
 from __future__ import annotations
@@ -26,13 +30,18 @@ from tqdm import tqdm
 from vision.synth.config import DomainRandomisation, randomisation
 from vision.synth.render import Renderer
 from vision.synth.round_plan import RoundPlan, plan_round
-from vision.synth.sampling import sample_hand, sample_look
+from vision.synth.sampling import choice, sample_hand, sample_look, uniform
 from vision.synth.scenario import ScenarioTiming, Scripted
 from vision.synth.scenario_deal import script_round
 from vision.synth.scene import ObjectTruth, Scene
 from vision.synth.table import default_layout, layout_dict
 
 DEALER_HANDS = (900, 901, 902)
+# the encoding is drawn from its own generator, seeded [seed, this]: no other draw moves
+_ENCODING_STREAM = 7
+# PyAV encoder names and pixel formats of the codecs a set can name
+_ENCODERS = {"h264": ("libx264", "yuv420p"), "mpeg4": ("mpeg4", "yuv420p")}
+_ENCODERS |= {"mjpeg": ("mjpeg", "yuvj420p")}
 
 
 @dataclass(frozen=True)
@@ -42,7 +51,45 @@ class ClipConfig:
     randomisation: str = "training"
     crf: int = 26  # H.264 quality: lower is better and bigger
     preset: str = "veryfast"
-    scale: float = 1.0  # < 1 renders smaller frames (tests); 1.0 is 1920x1080
+    scale: float = 1.0  # < 1 renders smaller frames (tests); 1.0 is the camera's resolution
+
+
+@dataclass(frozen=True, slots=True)
+class VideoEncoding:
+    """The codec of one clip; ``bit_rate`` for mpeg4 (bits/s), ``qscale`` for mjpeg."""
+
+    codec: str = "h264"
+    bit_rate: int = 0
+    qscale: int = 0
+
+
+def sample_encoding(seed: int, dr: DomainRandomisation) -> VideoEncoding:
+    """The codec of clip ``seed`` (from its own generator: the look's draws do not move)."""
+    sensor = dr.sensor
+    if sensor.codecs == ("h264",):
+        return VideoEncoding()
+    rng = np.random.default_rng([seed, _ENCODING_STREAM])
+    codec = choice(rng, sensor.codecs)
+    return VideoEncoding(
+        codec,
+        bit_rate=round(uniform(rng, sensor.mpeg4_bit_rate)) if codec == "mpeg4" else 0,
+        qscale=round(uniform(rng, sensor.mjpeg_qscale)) if codec == "mjpeg" else 0,
+    )
+
+
+def add_video_stream(container, enc: VideoEncoding, cfg: ClipConfig, fps: int, size_wh):
+    """A video stream of the PyAV output ``container`` for ``enc``, ``size_wh`` (even) px."""
+    name, pix_fmt = _ENCODERS[enc.codec]
+    stream = container.add_stream(name, rate=Fraction(fps))
+    stream.width, stream.height, stream.pix_fmt = *size_wh, pix_fmt
+    match enc.codec:
+        case "h264":
+            stream.options = {"crf": str(cfg.crf), "preset": cfg.preset}
+        case "mpeg4":
+            stream.bit_rate = enc.bit_rate
+        case "mjpeg":
+            stream.options = {"qmin": str(enc.qscale), "qmax": str(enc.qscale)}
+    return stream
 
 
 def _base_scene(seed: int, dr: DomainRandomisation, scale: float) -> Scene:
@@ -62,6 +109,8 @@ def _base_scene(seed: int, dr: DomainRandomisation, scale: float) -> Scene:
         tile_look=look.tile_look,
         effects=look.effects,
         light_dir=look.light_dir,
+        dice_look=look.dice,
+        layout=look.layout,
     )
 
 
@@ -122,8 +171,9 @@ def render_scenario(
     out_dir.mkdir(parents=True, exist_ok=True)
     dr = randomisation(cfg.randomisation)
     plan = plan_round(seed, injections)
-    layout = default_layout()
     base = _base_scene(seed, dr, cfg.scale)
+    layout = default_layout(base.layout)
+    encoding = sample_encoding(seed, dr)
     scripted = script_round(plan, base, layout, timing)
     _hand_looks(scripted, seed, dr)
     renderer = Renderer(layout=layout)
@@ -133,9 +183,7 @@ def render_scenario(
         av.open(str(out_dir / "clip.mp4"), "w") as container,
         gzip.open(out_dir / "truth.jsonl.gz", "wt", encoding="utf-8") as truth,
     ):
-        stream = container.add_stream("libx264", rate=Fraction(timing.fps))
-        stream.width, stream.height, stream.pix_fmt = w, h, "yuv420p"
-        stream.options = {"crf": str(cfg.crf), "preset": cfg.preset}
+        stream = add_video_stream(container, encoding, cfg, timing.fps, (w, h))
         last = None
         frames = range(scripted.n_frames)
         for f in tqdm(frames, desc=f"render seed {seed}", unit="frame", disable=not progress):
@@ -179,6 +227,9 @@ def render_scenario(
         "irregularities": scripted.irregularities,
         "blind_intervals": [list(b) for b in scripted.blind],
         "layout": layout_dict(layout, camera),
+        "randomisation": dr.name,
+        "scale": cfg.scale,
+        "video": asdict(encoding),
     }
     (out_dir / "scenario.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     return summary

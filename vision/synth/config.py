@@ -9,7 +9,14 @@ override any field::
     camera: {tilt_deg: [0, 20]}
     sensor: {jpeg_quality: [40, 90]}
 
-Ranges are ``(low, high)`` tuples sampled uniformly; colours are BGR tuples of 0..255.
+Look families are such files in ``datasets/recipes/looks/`` (each with a ``name:`` equal to its
+file stem), listed as ``train`` or ``held_out`` in ``families.yaml`` there; they differ in table
+structure (layout shape, camera side and height, resolution), colours, dice and codec.
+:func:`randomisation` resolves ``training``, ``shifted``, a family name or a YAML path.
+
+Ranges are ``(low, high)`` tuples sampled uniformly; colours are BGR tuples of 0..255; a tuple
+of options is chosen from uniformly. Every default reproduces the renderer as it was before
+look families (the ``layout`` section, resolutions, dice styles and codecs included).
 """
 
 from __future__ import annotations
@@ -22,8 +29,13 @@ from typing import Any
 
 import yaml
 
+from vision.synth.scene import DICE_STYLES
+from vision.synth.table import BOX_SHAPES
+
 Range = tuple[float, float]
 BGR = tuple[int, int, int]
+
+CODECS: tuple[str, ...] = ("h264", "mpeg4", "mjpeg")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +50,8 @@ class CameraRanges:
     distance_mm: Range = (2200.0, 3200.0)
     target_jitter_mm: Range = (-40.0, 40.0)
     principal_jitter_px: Range = (-24.0, 24.0)
+    # frame sizes to choose from; px_per_mm is absolute, so set it for the size chosen
+    resolutions_wh: tuple[tuple[int, int], ...] = ((1920, 1080),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +92,12 @@ class SensorRanges:
     motion_blur_prob: float = 0.15
     motion_blur_px: Range = (2.0, 6.0)
     jpeg_quality: Range = (60.0, 95.0)
+    # video codecs of scenario clips to choose from (see vision.synth.clip.CODECS)
+    codecs: tuple[str, ...] = ("h264",)
+    # mpeg4 only: bit rate, bits/s (lower: blockier frames)
+    mpeg4_bit_rate: Range = (1.5e6, 4.0e6)
+    # mjpeg only: JPEG quantiser scale, 2 (best) .. 31
+    mjpeg_qscale: Range = (3.0, 8.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +116,20 @@ class ObjectRanges:
         (45, 65, 100),
     )
     sleeve_bgr: tuple[BGR, ...] = ((20, 20, 20), (235, 235, 235), (40, 30, 120), (90, 40, 30))
+    # names in vision.synth.scene.DICE_STYLES
+    dice_styles: tuple[str, ...] = ("white_red",)
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutRanges:
+    """Table structure (see :func:`vision.synth.shapes.shaped_geometry`)."""
+
+    # names in vision.synth.table.BOX_SHAPES: arc, row, two_rows
+    shapes: tuple[str, ...] = ("arc",)
+    # box size relative to today's; an arc's boxes touch above about 0.97
+    box_scale: Range = (1.0, 1.0)
+    # below 1: a compact table (the felt and its print shrink; tiles and chips do not)
+    table_scale: Range = (1.0, 1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +159,7 @@ class DomainRandomisation:
     sensor: SensorRanges = field(default_factory=SensorRanges)
     objects: ObjectRanges = field(default_factory=ObjectRanges)
     content: ContentRanges = field(default_factory=ContentRanges)
+    layout: LayoutRanges = field(default_factory=LayoutRanges)
 
 
 TRAINING = DomainRandomisation()
@@ -167,6 +202,11 @@ def _convert(value: Any, current: Any, where: str) -> Any:
             raise ConfigError(f"{where}: expected a list")
         if current and isinstance(current[0], tuple):
             return tuple(tuple(v) for v in value)
+        if current and isinstance(current[0], float):
+            try:
+                return tuple(float(v) for v in value)
+            except (TypeError, ValueError):
+                raise ConfigError(f"{where}: expected numbers, got {value!r}") from None
         return tuple(float(v) if isinstance(v, int | float) else v for v in value)
     if isinstance(current, float):
         return float(value)
@@ -190,17 +230,102 @@ def override(base: Any, changes: Mapping[str, Any], where: str = "randomisation"
     return dataclasses.replace(base, **updates)
 
 
+LOOKS_DIR = Path(__file__).resolve().parents[2] / "datasets" / "recipes" / "looks"
+FAMILIES_FILE = "families.yaml"
+
+
 def load_randomisation(path: str | Path) -> DomainRandomisation:
     """Load a YAML file: ``base: training|shifted`` plus overrides of any field."""
-    data = yaml.safe_load(Path(path).read_text()) or {}
+    try:
+        data = yaml.safe_load(Path(path).read_text()) or {}
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read ({e.strerror})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of randomisation fields")
     base_name = data.pop("base", "training")
     if base_name not in RANDOMISATIONS:
         raise ConfigError(f"{path}: unknown base {base_name!r} (known: training, shifted)")
-    return override(RANDOMISATIONS[base_name], data, str(path))
+    return validated(override(RANDOMISATIONS[base_name], data, str(path)), str(path))
+
+
+def validated(dr: DomainRandomisation, where: str = "randomisation") -> DomainRandomisation:
+    """``dr`` if every named option exists (layout shapes, dice styles, codecs) and every frame
+    size is two even positive integers, else raises :class:`ConfigError` naming the first
+    fault."""
+    named = (
+        ("layout.shapes", dr.layout.shapes, BOX_SHAPES),
+        ("objects.dice_styles", dr.objects.dice_styles, tuple(DICE_STYLES)),
+        ("sensor.codecs", dr.sensor.codecs, CODECS),
+    )
+    for key, chosen, known in named:
+        if not chosen:
+            raise ConfigError(f"{where}: {key} must name at least one option")
+        for option in chosen:
+            if option not in known:
+                raise ConfigError(f"{where}: {key}: unknown {option!r} (known: {', '.join(known)})")
+    sizes = dr.camera.resolutions_wh
+    if not sizes or not all(_even_size(wh) for wh in sizes):
+        raise ConfigError(
+            f"{where}: camera.resolutions_wh: expected [[width, height], ...] of even ints"
+        )
+    return dr
+
+
+def _even_size(wh: Any) -> bool:
+    return len(wh) == 2 and all(isinstance(v, int) and v > 0 and v % 2 == 0 for v in wh)
+
+
+def family_names(looks_dir: Path = LOOKS_DIR) -> tuple[str, ...]:
+    """Names of the look families in ``looks_dir`` (file stems), sorted."""
+    return tuple(sorted(p.stem for p in looks_dir.glob("*.yaml") if p.name != FAMILIES_FILE))
+
+
+def look_family(name: str, looks_dir: Path = LOOKS_DIR) -> DomainRandomisation:
+    """The look family ``name`` (``looks_dir/<name>.yaml``; its ``name:`` must be the stem)."""
+    known = family_names(looks_dir)
+    if name not in known:
+        raise ConfigError(f"unknown look family {name!r} (known: {', '.join(known)})")
+    path = looks_dir / f"{name}.yaml"
+    dr = load_randomisation(path)
+    if dr.name != name:
+        raise ConfigError(f"{path}: name {dr.name!r} must equal the file stem {name!r}")
+    return dr
+
+
+@dataclass(frozen=True, slots=True)
+class Families:
+    """Which look families train and which are held out (with why)."""
+
+    train: tuple[str, ...]
+    held_out: dict[str, str]
+
+
+def families(looks_dir: Path = LOOKS_DIR) -> Families:
+    """``families.yaml``: ``train: [names]`` and ``held_out: {name: why}``; names must exist."""
+    path = looks_dir / FAMILIES_FILE
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict) or set(data) != {"train", "held_out"}:
+        raise ConfigError(f"{path}: expected exactly the keys train and held_out")
+    train, held = tuple(data["train"] or ()), dict(data["held_out"] or {})
+    known = set(family_names(looks_dir))
+    for name in (*train, *held):
+        if name not in known:
+            raise ConfigError(f"{path}: unknown look family {name!r} (known: {sorted(known)})")
+    if set(train) & set(held):
+        raise ConfigError(f"{path}: {sorted(set(train) & set(held))} both train and held out")
+    return Families(train, held)
 
 
 def randomisation(name_or_path: str | Path) -> DomainRandomisation:
-    """``"training"``, ``"shifted"`` or a path to a YAML file."""
-    if str(name_or_path) in RANDOMISATIONS:
-        return RANDOMISATIONS[str(name_or_path)]
-    return load_randomisation(name_or_path)
+    """``"training"``, ``"shifted"``, a look family's name or a path to a YAML file."""
+    key = str(name_or_path)
+    if key in RANDOMISATIONS:
+        return RANDOMISATIONS[key]
+    if key in family_names():
+        return look_family(key)
+    if not Path(key).is_file():
+        raise ConfigError(
+            f"unknown randomisation {key!r}: not training, shifted, a look family "
+            f"({', '.join(family_names())}) or a YAML file"
+        )
+    return load_randomisation(key)

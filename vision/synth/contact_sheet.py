@@ -2,6 +2,9 @@
 
 Top: a grid of downscaled stills (the last one from the ``shifted`` set). Bottom: zoomed
 full-resolution regions (face-up tiles, dice, a hand over tiles) so pips can be checked.
+
+``--families`` writes one still per look family instead (``docs/looks.png``): the train
+families first, then the held-out ones.
 """
 
 from __future__ import annotations
@@ -12,12 +15,17 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.synth.config import SHIFTED, TRAINING
+from vision.synth.config import SHIFTED, TRAINING, families, look_family
 from vision.synth.render import Renderer, RenderResult
 from vision.synth.stills import scene_seed
 from vision.synth.stills_content import random_scene
 
 PANEL_WH = (640, 360)
+FAMILY_PANEL_WH = (480, 270)
+FAMILY_COLUMNS = 4
+# grey levels of the family sheet rounded to this step: sensor noise does not compress, and the
+# sheet should stay a few hundred kB (larger: smaller file, visible banding)
+FAMILY_LEVEL_STEP = 6
 ZOOM = 3
 GRID_COLUMNS = 3
 LABEL_BGR = (255, 255, 255)
@@ -79,7 +87,7 @@ def contact_sheet(n_training: int = 8, seed: int = 0) -> np.ndarray:
     for i in range(n_training + 1):
         split, dr = ("shifted", SHIFTED) if i == n_training else ("train", TRAINING)
         s = scene_seed(split, seed, i)
-        scene = random_scene(np.random.default_rng(s), dr, renderer.layout)
+        scene = random_scene(np.random.default_rng(s), dr)
         result = renderer.render(scene)
         results.append(result)
         sharp.append(scene.effects.motion_blur_px == 0)
@@ -99,14 +107,35 @@ def contact_sheet(n_training: int = 8, seed: int = 0) -> np.ndarray:
     return np.vstack([*rows, np.hstack(zooms)])
 
 
+def families_sheet(seed: int = 0) -> np.ndarray:
+    """One still ``FAMILY_PANEL_WH`` per look family, ``FAMILY_COLUMNS`` a row, ``(H, W, 3)``."""
+    renderer, listed = Renderer(), families()
+    names = [*listed.train, *listed.held_out]
+    panels = []
+    for i, name in enumerate(names):
+        scene = random_scene(np.random.default_rng(scene_seed("val", seed, i)), look_family(name))
+        small = cv2.resize(
+            renderer.render(scene).image, FAMILY_PANEL_WH, interpolation=cv2.INTER_AREA
+        )
+        panels.append(_label(small, name + (" (held out)" if name in listed.held_out else "")))
+    panels += [np.zeros_like(panels[0])] * (-len(panels) % FAMILY_COLUMNS)
+    sheet = np.vstack(
+        [np.hstack(panels[k : k + FAMILY_COLUMNS]) for k in range(0, len(panels), FAMILY_COLUMNS)]
+    )
+    return sheet // FAMILY_LEVEL_STEP * FAMILY_LEVEL_STEP + FAMILY_LEVEL_STEP // 2
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="Write a contact sheet of rendered stills.")
-    parser.add_argument("--out", type=Path, default=Path("docs/renders.png"))
+    parser.add_argument("--out", type=Path, help="default docs/renders.png, or docs/looks.png")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--families", action="store_true", help="one still per look family")
     args = parser.parse_args(argv)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    cv2.imwrite(str(args.out), contact_sheet(seed=args.seed))
-    print(f"wrote {args.out}")
+    out = args.out or Path("docs/looks.png" if args.families else "docs/renders.png")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    sheet = families_sheet(args.seed) if args.families else contact_sheet(seed=args.seed)
+    cv2.imwrite(str(out), sheet, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":

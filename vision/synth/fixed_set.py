@@ -27,7 +27,7 @@ def fixed_set(n: int, split_set: str = "training"):
     images, crops, labels = [], [], []
     for i in range(n):
         rng = np.random.default_rng(scene_seed("test", FIXED_SEED_INDEX, i))
-        result = renderer.render(random_scene(rng, dr, renderer.layout, renderer.settings))
+        result = renderer.render(random_scene(rng, dr, settings=renderer.settings))
         objs = [o for o in result.objects if o.visibility >= min_vis]
         boxes = np.array([o.xyxy for o in objs], float).reshape(-1, 4)
         classes = np.array([class_id(o) for o in objs], int)

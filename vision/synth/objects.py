@@ -15,13 +15,11 @@ import numpy as np
 from vision.synth.compose import CanvasDrawer, ObjectPixels, place, transform
 from vision.synth.hands import hand_sprite
 from vision.synth.paint import Sprite, circle_points, rounded_rect, scale_bgr
-from vision.synth.scene import ChipStack, DieState, HandState, TileLook, TileState
+from vision.synth.scene import ChipStack, DiceLook, DieState, HandState, TileLook, TileState
 from vision.synth.settings import RenderSettings
 from vision.synth.sprites import (
     CHIP_COLOURS,
     CHUNG_BGR,
-    DIE_BODY_BGR,
-    DIE_SIDE_SHADE,
     chip_sprite,
     chung_sprite,
     die_sprite,
@@ -83,12 +81,16 @@ class SpriteBank:
     def chip(self, denomination: str) -> Sprite:
         return self._get(("chip", denomination), lambda: chip_sprite(denomination, self.settings))
 
-    def die(self, die: DieState) -> Sprite:
+    def die(self, die: DieState, look: DiceLook) -> Sprite:
         if die.flat:
-            return self._get(("die", die.value), lambda: die_sprite(die.value, self.settings))
+            return self._get(
+                ("die", die.value, look), lambda: die_sprite(die.value, self.settings, None, look)
+            )
         tilt = round(die.tilt_deg / DIE_TILT_STEP_DEG) * DIE_TILT_STEP_DEG
-        key = ("die", die.value, die.side_value, tilt)
-        return self._get(key, lambda: die_sprite(die.value, self.settings, (die.side_value, tilt)))
+        key = ("die", die.value, die.side_value, tilt, look)
+        return self._get(
+            key, lambda: die_sprite(die.value, self.settings, (die.side_value, tilt), look)
+        )
 
     def hand(self, hand: HandState) -> Sprite:
         pose = round(hand.pose / HAND_POSE_STEP) * HAND_POSE_STEP
@@ -151,15 +153,15 @@ def draw_chips(d: CanvasDrawer, bank: SpriteBank, stack: ChipStack, label: int) 
     return Drawn(stack, label, d.end(label), extent, top)
 
 
-def draw_die(d: CanvasDrawer, bank: SpriteBank, die: DieState, label: int) -> Drawn:
+def draw_die(d: CanvasDrawer, bank: SpriteBank, die: DieState, look: DiceLook, label: int) -> Drawn:
     """A die: flat (top face plus sides) or tipped (two faces showing)."""
     size = bank.settings.sizes.die_mm
     local = place(die.xy_mm, die.angle_deg)
-    sprite = bank.die(die)
+    sprite = bank.die(die, look)
     outline = transform(local, sprite.hull_mm)
     d.begin()
     d.shadow(sprite, local)
-    d.prism(outline, (0.0, size), scale_bgr(DIE_BODY_BGR, DIE_SIDE_SHADE), label)
+    d.prism(outline, (0.0, size), scale_bgr(look.body_bgr, look.side_shade), label)
     d.sprite(sprite, local, size, label)
     top = _image(d, _rect(size, size), local, size)
     extent = np.vstack(

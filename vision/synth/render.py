@@ -5,9 +5,10 @@
 >>> result.image.shape, [o.face for o in result.objects]
 ((1080, 1920, 3), ['6-6'])
 
-A :class:`Renderer` owns its caches (sprites, table backgrounds, noise pool) and a working
-canvas; use one per thread. Rendering is a pure function of the scene: the same scene gives a
-byte-identical image and identical truth.
+A :class:`Renderer` owns its caches (sprites, table backgrounds, layouts, noise pool) and a
+working canvas; use one per thread. Rendering is a pure function of the scene: the same scene
+gives a byte-identical image and identical truth. A scene with ``layout`` set is drawn on that
+table; one without, on the renderer's own ``layout``.
 """
 
 from __future__ import annotations
@@ -40,9 +41,11 @@ from vision.synth.scene import (
     TileState,
 )
 from vision.synth.settings import DEFAULT_SETTINGS, RenderSettings
-from vision.synth.table import TableLayout, default_layout, zone_at
+from vision.synth.table import LayoutGeometry, TableLayout, default_layout, zone_at
 
 _CHUNG_LABEL = 0
+_CACHED_BACKGROUNDS = 4
+_CACHED_LAYOUTS = 8
 
 
 @dataclass(frozen=True)
@@ -65,39 +68,50 @@ class Renderer:
         self.layout = layout or default_layout()
         self.canvas = Canvas.from_settings(settings)
         self.bank = SpriteBank(settings)
-        self._backgrounds: dict[TableLook, np.ndarray] = {}
+        self._layouts: dict[LayoutGeometry, TableLayout] = {self.layout.geometry: self.layout}
+        self._backgrounds: dict[tuple[TableLook, LayoutGeometry], np.ndarray] = {}
         self._pool: NoisePool | None = None
         self._work: np.ndarray | None = None
-        self._work_look: TableLook | None = None
+        self._work_key: tuple[TableLook, LayoutGeometry] | None = None
         self._labels = np.full(self.canvas.size_wh[::-1], NO_LABEL, np.int16)
         self._dirty: list[tuple[int, int, int, int]] = []
 
-    def background(self, look: TableLook) -> np.ndarray:
-        """The empty table canvas for ``look`` (cached; a few looks are kept)."""
-        if look not in self._backgrounds:
-            if len(self._backgrounds) >= 4:
-                self._backgrounds.pop(next(iter(self._backgrounds)))
-            self._backgrounds[look] = render_background(
-                look, self.layout, self.canvas, self.settings
-            )
-        return self._backgrounds[look]
+    def layout_of(self, scene: Scene) -> TableLayout:
+        """The table ``scene`` is drawn on (its own ``layout``, else the renderer's)."""
+        if scene.layout is None:
+            return self.layout
+        if scene.layout not in self._layouts:
+            if len(self._layouts) >= _CACHED_LAYOUTS:
+                self._layouts.pop(next(iter(self._layouts)))
+            self._layouts[scene.layout] = default_layout(scene.layout)
+        return self._layouts[scene.layout]
 
-    def _reset_canvas(self, look: TableLook) -> np.ndarray:
-        background = self.background(look)
-        if self._work is None or self._work_look != look:
+    def background(self, look: TableLook, layout: TableLayout | None = None) -> np.ndarray:
+        """The empty table canvas for ``look`` on ``layout`` (default: the renderer's; cached,
+        a few are kept)."""
+        layout = layout or self.layout
+        key = (look, layout.geometry)
+        if key not in self._backgrounds:
+            if len(self._backgrounds) >= _CACHED_BACKGROUNDS:
+                self._backgrounds.pop(next(iter(self._backgrounds)))
+            self._backgrounds[key] = render_background(look, layout, self.canvas, self.settings)
+        return self._backgrounds[key]
+
+    def _reset_canvas(self, look: TableLook, layout: TableLayout) -> np.ndarray:
+        background = self.background(look, layout)
+        key = (look, layout.geometry)
+        if self._work is None or self._work_key != key:
             self._work = background.copy()
             self._labels.fill(NO_LABEL)
         else:
             for x0, y0, x1, y1 in self._dirty:
                 self._work[y0:y1, x0:x1] = background[y0:y1, x0:x1]
                 self._labels[y0:y1, x0:x1] = NO_LABEL
-        self._work_look = look
+        self._work_key = key
         return self._work
 
-    def _draw_all(self, scene: Scene, drawer: CanvasDrawer) -> list[Drawn]:
-        chung_xy = self.layout.box(scene.chung_box).to_table(
-            np.array(self.layout.geometry.chung_spot_mm)
-        )[0]
+    def _draw_all(self, scene: Scene, layout: TableLayout, drawer: CanvasDrawer) -> list[Drawn]:
+        chung_xy = layout.box(scene.chung_box).to_table(np.array(layout.geometry.chung_spot_mm))[0]
         draw_chung(drawer, self.bank, tuple(chung_xy), _CHUNG_LABEL)
         drawn: list[Drawn] = []
         label = _CHUNG_LABEL + 1
@@ -108,7 +122,7 @@ class Renderer:
             drawn.append(draw_chips(drawer, self.bank, stack, label))
             label += 1
         for die in scene.dice:
-            drawn.append(draw_die(drawer, self.bank, die, label))
+            drawn.append(draw_die(drawer, self.bank, die, scene.dice_look, label))
             label += 1
         for hand in sorted(scene.hands, key=lambda h: h.height_mm):
             drawn.append(draw_hand(drawer, self.bank, hand, scene.light_dir, label))
@@ -118,9 +132,10 @@ class Renderer:
     def render(self, scene: Scene) -> RenderResult:
         """Render one frame of ``scene``."""
         camera = Camera.from_params(scene.camera)
-        work = self._reset_canvas(scene.table)
+        layout = self.layout_of(scene)
+        work = self._reset_canvas(scene.table, layout)
         drawer = CanvasDrawer(work, self._labels, self.canvas, camera, self.settings.mask_alpha)
-        drawn = self._draw_all(scene, drawer)
+        drawn = self._draw_all(scene, layout, drawer)
         self._dirty = drawer.dirty
         h_img = self.canvas.image_from_canvas(camera)
         w, h = scene.camera.resolution_wh
@@ -129,7 +144,7 @@ class Renderer:
         if self._pool is None:
             self._pool = NoisePool(self.settings)
         image = apply_effects(image, scene.effects, self.settings, self._pool)
-        zones = zone_at(self.layout, np.array([d.source.xy_mm for d in drawn]).reshape(-1, 2))
+        zones = zone_at(layout, np.array([d.source.xy_mm for d in drawn]).reshape(-1, 2))
         truths = [self._truth(d, z, drawer, (w, h)) for d, z in zip(drawn, zones, strict=True)]
         return RenderResult(
             image, tuple(t for t in truths if t is not None), camera, scene.chung_box

@@ -4,22 +4,37 @@
 :class:`~vision.synth.config.DomainRandomisation`; the scenario engine can keep them fixed for a
 whole clip and vary only ``effects.noise_seed`` per frame. Still-scene content is in
 :mod:`vision.synth.stills_content`.
+
+The table's structure, frame size and dice (fields added with look families) are drawn from a
+generator spawned from the caller's (:func:`structure_rng`), never from its own stream: a set
+whose draws predate them (``training``, ``shifted``) renders exactly what it always did.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from vision.synth.camera import CameraParams
 from vision.synth.config import DomainRandomisation, Range
-from vision.synth.scene import BGR, Effects, Glare, HandState, TableLook, TileLook
+from vision.synth.scene import (
+    BGR,
+    DICE_STYLES,
+    DiceLook,
+    Effects,
+    Glare,
+    HandState,
+    TableLook,
+    TileLook,
+)
+from vision.synth.shapes import shaped_geometry
+from vision.synth.table import LayoutGeometry
 
 _SEED_MAX = 2**31 - 1
-# the aimed point: roughly the middle of the table top (dealer edge -420 mm, rail +480 mm)
-TABLE_CENTRE_MM = (0.0, 30.0)
+# today's aimed point: the middle of the table top (dealer edge -420 mm, rail +480 mm)
+TABLE_CENTRE_MM = LayoutGeometry().centre_mm
 LIGHT_RUN: Range = (0.3, 1.0)
 
 
@@ -32,6 +47,8 @@ class Look:
     tile_look: TileLook
     effects: Effects
     light_dir: tuple[float, float]
+    layout: LayoutGeometry = field(default_factory=LayoutGeometry)
+    dice: DiceLook = field(default_factory=DiceLook)
 
 
 def uniform(rng: np.random.Generator, r: Range) -> float:
@@ -46,10 +63,31 @@ def _jitter(rng: np.random.Generator, bgr: BGR, amount: float) -> BGR:
     return tuple(int(np.clip(c + rng.uniform(-amount, amount), 0, 255)) for c in bgr)  # type: ignore[return-value]
 
 
-def sample_camera(rng: np.random.Generator, dr: DomainRandomisation) -> CameraParams:
+def structure_rng(rng: np.random.Generator) -> np.random.Generator:
+    """A generator for the structure draws, spawned from ``rng`` without drawing from it (the
+    same seed gives the same child)."""
+    return rng.spawn(1)[0]
+
+
+def sample_layout(rng: np.random.Generator, dr: DomainRandomisation) -> LayoutGeometry:
+    """Shape, box scale and table scale of the table (draw from :func:`structure_rng`)."""
+    lay = dr.layout
+    return shaped_geometry(
+        choice(rng, lay.shapes), uniform(rng, lay.box_scale), uniform(rng, lay.table_scale)
+    )
+
+
+def sample_camera(
+    rng: np.random.Generator,
+    dr: DomainRandomisation,
+    aim_mm: tuple[float, float] = TABLE_CENTRE_MM,
+    resolution_wh: tuple[int, int] = (1920, 1080),
+) -> CameraParams:
+    """A camera aimed at ``aim_mm`` (jittered): the middle of the table top."""
     c = dr.camera
-    target = tuple(v + uniform(rng, c.target_jitter_mm) for v in TABLE_CENTRE_MM)
+    target = tuple(v + uniform(rng, c.target_jitter_mm) for v in aim_mm)
     return CameraParams(
+        resolution_wh=resolution_wh,
         target_mm=target,  # type: ignore[arg-type]
         tilt_deg=uniform(rng, c.tilt_deg),
         azimuth_deg=uniform(rng, c.azimuth_deg),
@@ -115,8 +153,13 @@ def sample_effects(
 
 
 def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
-    """Camera, table, tile colours, effects and light direction for one scene."""
-    camera = sample_camera(rng, dr)
+    """Layout, camera, table, tile and dice colours, effects and light direction for one
+    scene; the layout, frame size and dice come from :func:`structure_rng` of ``rng``."""
+    structure = structure_rng(rng)
+    layout = sample_layout(structure, dr)
+    resolution_wh = choice(structure, dr.camera.resolutions_wh)
+    dice = DICE_STYLES[choice(structure, dr.objects.dice_styles)]
+    camera = sample_camera(rng, dr, layout.centre_mm, resolution_wh)
     angle = uniform(rng, (0.0, 2 * math.pi))
     run = uniform(rng, LIGHT_RUN)
     return Look(
@@ -125,6 +168,8 @@ def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
         tile_look=sample_tile_look(rng, dr),
         effects=sample_effects(rng, dr, camera.resolution_wh),
         light_dir=(run * math.cos(angle), run * math.sin(angle)),
+        layout=layout,
+        dice=dice,
     )
 
 

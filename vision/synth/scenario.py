@@ -18,7 +18,7 @@ import numpy as np
 from vision.synth.director import Director, Key
 from vision.synth.round_plan import RoundPlan
 from vision.synth.scene import Scene
-from vision.synth.table import TableLayout
+from vision.synth.table import LayoutGeometry, TableLayout
 
 HAND_OFFSET_MM = 55.0  # palm centre behind an object it pushes, mm
 DEALER_REST_Y_MM = -700.0
@@ -32,6 +32,48 @@ COLLECT_XY_MM = (250.0, -112.0)
 TRAY_XY_MM = (0.0, -372.0)
 CHIP_LOCAL_MM = (-40.0, 45.0)
 EXTRA_CHIP_LOCAL_MM = (10.0, 55.0)
+WASH_REST_X_MM = 200.0  # dealer hands rest this far left and right of the work area's centre
+WASH_CIRCLE_MM = (120.0, 110.0, -20.0, 45.0)  # a washing hand's circle: x offset, rx, y, ry
+
+Point = tuple[float, float]
+
+
+def _times(xy: Point, k: float) -> Point:
+    return xy if k == 1.0 else (xy[0] * k, xy[1] * k)
+
+
+@dataclass(frozen=True, slots=True)
+class Spots:
+    """Where the script puts things on one layout, mm. Box-local spots scale with the boxes
+    (``box_scale``); dealer-side points and spans with a compact table (``table_scale``, about
+    the middle of the dealer's edge). On today's table they are the module constants."""
+
+    stack_local: Point = STACK_LOCAL_MM
+    chip_local: Point = CHIP_LOCAL_MM
+    extra_chip_local: Point = EXTRA_CHIP_LOCAL_MM
+    bank_expose: Point = BANK_EXPOSE_XY_MM
+    collect: Point = COLLECT_XY_MM
+    tray: Point = TRAY_XY_MM
+    work_spread: Point = WORK_SPREAD_MM
+    table_scale: float = 1.0
+
+    @classmethod
+    def for_layout(cls, g: LayoutGeometry) -> Spots:
+        s, y0 = g.table_scale, g.dealer_edge_y_mm
+
+        def dealer_side(xy: Point) -> Point:
+            return xy if s == 1.0 else (xy[0] * s, y0 + (xy[1] - y0) * s)
+
+        return cls(
+            stack_local=_times(STACK_LOCAL_MM, g.box_scale),
+            chip_local=_times(CHIP_LOCAL_MM, g.box_scale),
+            extra_chip_local=_times(EXTRA_CHIP_LOCAL_MM, g.box_scale),
+            bank_expose=dealer_side(BANK_EXPOSE_XY_MM),
+            collect=dealer_side(COLLECT_XY_MM),
+            tray=dealer_side(TRAY_XY_MM),
+            work_spread=_times(WORK_SPREAD_MM, s),
+            table_scale=s,
+        )
 
 
 @dataclass(frozen=True)
@@ -76,6 +118,7 @@ class Scripted:
 class _Script:
     def __init__(self, plan: RoundPlan, base: Scene, layout: TableLayout, timing: ScenarioTiming):
         self.plan, self.layout, self.tm = plan, layout, timing
+        self.spots = Spots.for_layout(layout.geometry)
         self.rng = np.random.default_rng(plan.seed + 7_919)
         self.d = Director(base)
         self.out = Scripted(plan, self.d, timing.fps)
@@ -150,8 +193,8 @@ class _Script:
         for tid, face in enumerate(self.plan.faces):
             self.d.faces[tid] = face
             xy = (
-                cx + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[0],
-                cy + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[1],
+                cx + self.rng.uniform(-1, 1) * self.spots.work_spread[0],
+                cy + self.rng.uniform(-1, 1) * self.spots.work_spread[1],
             )
             self.d.key(self.d.tiles, tid, Key(0, xy, float(self.rng.uniform(0, 360)), face_up=True))
         self.t = self.f(self.tm.face_up_s)
@@ -165,13 +208,18 @@ class _Script:
         weak = "tile_tracking_risk" in self.plan.injections
         start, end, step = self.t, self.t + self.f(self.tm.wash_s), self.f(self.tm.wash_step_s)
         cx, cy = self.layout.geometry.work_area_mm[:2]
+        k_s = self.spots.table_scale
+        dx, rx, dy, ry = WASH_CIRCLE_MM
         for hand, side in ((900, -1), (901, 1)):
-            self.enter(hand, max(0, start - step), cx + side * 200)
+            self.enter(hand, max(0, start - step), cx + side * WASH_REST_X_MM * k_s)
             for k, frame in enumerate(range(start, end + 1, step)):
                 a = 2 * np.pi * k / 6 + (0 if side < 0 else np.pi)
-                xy = (cx + side * 120 + 110 * np.cos(a), cy - 20 + 45 * np.sin(a))
+                xy = (
+                    cx + side * dx * k_s + rx * k_s * np.cos(a),
+                    cy + dy * k_s + ry * k_s * np.sin(a),
+                )
                 self.d.key(self.d.hands, hand, Key(frame, xy, float(side * 15)))
-            self.rest(hand, end + step, cx + side * 200)
+            self.rest(hand, end + step, cx + side * WASH_REST_X_MM * k_s)
         for tid in range(32):
             for frame in range(start + int(self.rng.integers(0, step)), end - step, step):
                 x, y = self.tile_xy(tid)
@@ -180,8 +228,8 @@ class _Script:
                     nxt = (x + self.rng.uniform(-j, j), y + self.rng.uniform(-j, j))
                 else:
                     nxt = (
-                        cx + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[0],
-                        cy + self.rng.uniform(-1, 1) * WORK_SPREAD_MM[1],
+                        cx + self.rng.uniform(-1, 1) * self.spots.work_spread[0],
+                        cy + self.rng.uniform(-1, 1) * self.spots.work_spread[1],
                     )
                 ang = self.d.tiles[tid].last().angle_deg + self.rng.uniform(-40, 40) * (not weak)
                 self.move_tile(tid, frame, frame + step - 1, nxt, float(ang))
@@ -260,9 +308,11 @@ class _Script:
             start = self.t + k * per
             cid = 100 + box
             self.d.chip_denoms[cid] = self.plan.wagers[box]
-            xy = self.box_xy(box, CHIP_LOCAL_MM)
+            xy = self.box_xy(box, self.spots.chip_local)
             self.d.key(self.d.chips, cid, Key(start + glide, xy, float(self.rng.uniform(0, 360))))
-            self.player_reach(910 + box, box, start + glide, start + 2 * glide, CHIP_LOCAL_MM)
+            self.player_reach(
+                910 + box, box, start + glide, start + 2 * glide, self.spots.chip_local
+            )
             self.event("wager_placed", start + glide, box=box, chips=len(self.plan.wagers[box]))
         self.t += self.f(self.tm.wagers_s) + 2 * glide
         self.event("no_more_bets", self.t)
@@ -275,8 +325,9 @@ class _Script:
         cid = 200 + box
         self.d.chip_denoms[cid] = ("black", "black", "purple")
         start = self.t + glide
-        self.d.key(self.d.chips, cid, Key(start + glide, self.box_xy(box, EXTRA_CHIP_LOCAL_MM)))
-        self.player_reach(920 + box, box, start + glide, start + 2 * glide, EXTRA_CHIP_LOCAL_MM)
+        extra = self.spots.extra_chip_local
+        self.d.key(self.d.chips, cid, Key(start + glide, self.box_xy(box, extra)))
+        self.player_reach(920 + box, box, start + glide, start + 2 * glide, extra)
         self.irregular(
             "wager_after_no_more_bets",
             start + glide,

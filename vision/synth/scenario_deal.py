@@ -10,15 +10,9 @@ import itertools
 from vision.synth.director import Key
 from vision.synth.round_plan import CAMERA_VARIANTS, RoundPlan
 from vision.synth.scenario import (
-    BANK_EXPOSE_XY_MM,
-    CHIP_LOCAL_MM,
-    COLLECT_XY_MM,
-    EXTRA_CHIP_LOCAL_MM,
     HAND_OFFSET_MM,
     PAIR_X_MM,
-    STACK_LOCAL_MM,
     STACK_PITCH_MM,
-    TRAY_XY_MM,
     ScenarioTiming,
     Scripted,
     _Script,
@@ -34,7 +28,7 @@ def deliver(s: _Script) -> None:
     arrivals = []
     for g in s.plan.groups:
         start = s.t + glide + g.order_index * per
-        dst = s.box_xy(g.box, STACK_LOCAL_MM)
+        dst = s.box_xy(g.box, s.spots.stack_local)
         s.carry(902, start, start + glide, s.tile_xy(g.tile_ids[0]), dst)
         for level, tid in enumerate(g.tile_ids):
             s.move_tile(tid, start, start + glide, dst, s.box_angle(g.box), level=level)
@@ -52,7 +46,8 @@ def deliver(s: _Script) -> None:
     for g in s.plan.groups:  # spread each group into a row
         n = len(g.tile_ids)
         for k, tid in enumerate(g.tile_ids):
-            local = (STACK_LOCAL_MM[0] + (k - (n - 1) / 2) * STACK_PITCH_MM, STACK_LOCAL_MM[1])
+            sx, sy = s.spots.stack_local
+            local = (sx + (k - (n - 1) / 2) * STACK_PITCH_MM, sy)
             s.move_tile(tid, end, end + glide, s.box_xy(g.box, local), s.box_angle(g.box), level=0)
     if "incorrect_delivery" in s.plan.injections:
         _delivery_irregularity(s, arrivals, end + glide)
@@ -128,7 +123,7 @@ def collect(s: _Script) -> None:
     s.enter(901, s.t, 200.0)
     for k, box in enumerate(unused):
         start = s.t + glide + k * 2 * glide
-        dst = (COLLECT_XY_MM[0] - k * STACK_PITCH_MM, COLLECT_XY_MM[1])
+        dst = (s.spots.collect[0] - k * STACK_PITCH_MM, s.spots.collect[1])
         ids = s.plan.box_tiles(box)
         s.carry(901, start, start + glide, s.tile_xy(ids[0]), dst)
         for level, tid in enumerate(ids):
@@ -153,12 +148,12 @@ def set_hands(s: _Script) -> None:
                 tid,
                 start,
                 start + glide,
-                s.box_xy(box, (x, STACK_LOCAL_MM[1])),
+                s.box_xy(box, (x, s.spots.stack_local[1])),
                 s.box_angle(box),
             )
-        s.player_reach(930 + box, box, start, start + glide, STACK_LOCAL_MM)
+        s.player_reach(930 + box, box, start, start + glide, s.spots.stack_local)
         # the other hand rests over the chips meanwhile: covered, they are not taken away
-        over_chips = (CHIP_LOCAL_MM[0], CHIP_LOCAL_MM[1] - HAND_OFFSET_MM)
+        over_chips = (s.spots.chip_local[0], s.spots.chip_local[1] - HAND_OFFSET_MM)
         s.player_reach(940 + box, box, start, start + 2 * glide, over_chips)
         s.event("hand_set", start + glide, box=box, high=list(high), low=list(low))
     s.t += s.f(s.tm.setting_s) + glide
@@ -181,7 +176,7 @@ def mix_hands(s: _Script) -> None:
             tid,
             start,
             start + glide,
-            s.box_xy(b, (x, STACK_LOCAL_MM[1] + 12 * (-1) ** k)),
+            s.box_xy(b, (x, s.spots.stack_local[1] + 12 * (-1) ** k)),
             s.box_angle(b) + float(s.rng.uniform(-20, 20)),
         )
     back = start + glide + hold
@@ -208,9 +203,9 @@ def expose(s: _Script) -> None:
         high, low = p.settings[bank]
         start = s.t + glide
         s.enter(902, s.t, 0.0)
-        s.carry(902, start, start + glide, s.tile_xy(high[0]), BANK_EXPOSE_XY_MM)
+        s.carry(902, start, start + glide, s.tile_xy(high[0]), s.spots.bank_expose)
         for tid, x in zip((*high, *low), PAIR_X_MM, strict=True):
-            xy = (BANK_EXPOSE_XY_MM[0] + x, BANK_EXPOSE_XY_MM[1])
+            xy = (s.spots.bank_expose[0] + x, s.spots.bank_expose[1])
             s.move_tile(tid, start, start + glide, xy, 0.0, face_up=True)
         s.rest(902, start + 2 * glide, 0.0)
         s.event(
@@ -255,19 +250,21 @@ def settle(s: _Script) -> None:
     """Losing wagers go to the tray; winners are paid from it."""
     glide = s.f(s.tm.tile_glide_s)
     per = s.f(s.tm.settle_s) // max(1, len(s.plan.occupied))
+    tray = s.spots.tray
     s.enter(902, s.t, 0.0)
     for k, box in enumerate(s.plan.occupied):
         outcome, start = s.plan.outcomes.get(box), s.t + glide + k * per
         if outcome == "lose":
-            s.carry(902, start, start + glide, s.box_xy(box, CHIP_LOCAL_MM), TRAY_XY_MM)
-            s.d.move(s.d.chips, 100 + box, start, start + glide, xy_mm=TRAY_XY_MM)
+            s.carry(902, start, start + glide, s.box_xy(box, s.spots.chip_local), tray)
+            s.d.move(s.d.chips, 100 + box, start, start + glide, xy_mm=tray)
             s.d.set(s.d.chips, 100 + box, start + glide + 1, present=False)
         elif outcome == "win":
             cid = 400 + box
             s.d.chip_denoms[cid] = s.plan.wagers[box]
-            s.d.key(s.d.chips, cid, Key(start, TRAY_XY_MM, glide=False))
-            s.d.key(s.d.chips, cid, Key(start + glide, s.box_xy(box, EXTRA_CHIP_LOCAL_MM)))
-            s.carry(902, start, start + glide, TRAY_XY_MM, s.box_xy(box, EXTRA_CHIP_LOCAL_MM))
+            paid = s.box_xy(box, s.spots.extra_chip_local)
+            s.d.key(s.d.chips, cid, Key(start, tray, glide=False))
+            s.d.key(s.d.chips, cid, Key(start + glide, paid))
+            s.carry(902, start, start + glide, tray, paid)
         s.event("settled", start + glide, box=box, outcome=outcome)
     s.t += glide + s.f(s.tm.settle_s)
     s.rest(902, s.t, 0.0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from vision.synth.camera import CameraParams
+from vision.synth.table import LayoutGeometry
 
 Point = tuple[float, float]
 BGR = tuple[int, int, int]
@@ -95,6 +96,35 @@ class TileLook:
 
 
 @dataclass(frozen=True, slots=True)
+class DiceLook:
+    """Colours of the three dice (one set per scene). ``one_four_bgr`` colours the pips of the
+    1 and 4 faces. A translucent die: sides lighter than the top (``side_shade`` > 1) and the
+    top face's middle darker (``core_shade`` < 1)."""
+
+    body_bgr: BGR = (215, 228, 236)
+    pip_bgr: BGR = (40, 30, 30)
+    one_four_bgr: BGR = (40, 30, 200)
+    side_shade: float = 0.72
+    core_shade: float = 1.0
+
+
+WHITE_PIPS: BGR = (238, 240, 242)
+# the dice a look family can name (ObjectRanges.dice_styles)
+DICE_STYLES: dict[str, DiceLook] = {
+    "white_red": DiceLook(),
+    "white_black": DiceLook(one_four_bgr=(40, 30, 30)),
+    "red_clear": DiceLook(
+        body_bgr=(45, 35, 190),
+        pip_bgr=WHITE_PIPS,
+        one_four_bgr=WHITE_PIPS,
+        side_shade=1.25,
+        core_shade=0.78,
+    ),
+    "green": DiceLook(body_bgr=(70, 130, 35), pip_bgr=WHITE_PIPS, one_four_bgr=WHITE_PIPS),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class Glare:
     """An additive bright spot in image pixels."""
 
@@ -134,6 +164,9 @@ class Scene:
     tile_look: TileLook = field(default_factory=TileLook)
     effects: Effects = field(default_factory=Effects)
     light_dir: Point = (0.3, 0.5)
+    dice_look: DiceLook = field(default_factory=DiceLook)
+    # the table's layout; None: the renderer's own (see Renderer)
+    layout: LayoutGeometry | None = None
 
 
 @dataclass(frozen=True, slots=True)

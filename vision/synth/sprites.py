@@ -13,8 +13,8 @@ import numpy as np
 
 from paigow.tiles import TILES, PipColour, half_colours
 from vision.synth.paint import Painter, ShadowSpec, Sprite, circle_points, rounded_rect, scale_bgr
-from vision.synth.scene import TileLook
-from vision.synth.settings import RenderSettings
+from vision.synth.scene import DiceLook, TileLook
+from vision.synth.settings import RenderSettings, Sizes
 
 PIP_LAYOUT: dict[int, tuple[tuple[int, int], ...]] = {
     1: ((0, 0),),
@@ -34,10 +34,10 @@ CHIP_COLOURS: dict[str, tuple[tuple[int, int, int], tuple[int, int, int]]] = {
     "purple": ((130, 45, 110), (110, 215, 240)),
     "yellow": ((60, 200, 230), (40, 40, 40)),
 }
-DIE_BODY_BGR = (215, 228, 236)
-DIE_PIP_BGR = (40, 30, 30)
-DIE_RED_BGR = (40, 30, 200)
-DIE_SIDE_SHADE = 0.72
+DEFAULT_DICE = DiceLook()
+# a translucent die's darker middle: this many steps, each this much smaller than the last
+DIE_CORE_STEPS = 3
+DIE_CORE_SHRINK = 0.2
 PIP_RING_SHADE = 0.55
 TILE_RIM_LIFT = 1.9
 CHIP_CENTRE_LIFT = 1.12
@@ -129,21 +129,34 @@ def chip_sprite(denomination: str, settings: RenderSettings) -> Sprite:
     return painter.finish(circle_points(radius, settings.circle_points), _shadow(settings))
 
 
-def _die_face(painter: Painter, value: int, size: float, centre_y: float, squash: float, settings):
-    z = settings.sizes
+def _die_face(
+    painter: Painter, value: int, centre_y: float, squash: float, look: DiceLook, sizes: Sizes
+) -> None:
     grid = {1: ((0, 0),), 2: ((1, -1), (-1, 1)), 3: ((1, -1), (0, 0), (-1, 1))}
     grid |= {4: PIP_LAYOUT[4], 5: PIP_LAYOUT[5], 6: PIP_LAYOUT[6]}
-    colour = DIE_RED_BGR if value in (1, 4) else DIE_PIP_BGR
-    radius = z.die_one_pip_radius_mm if value == 1 else z.die_pip_radius_mm
-    step = size * 0.27
+    colour = look.one_four_bgr if value in (1, 4) else look.pip_bgr
+    radius = sizes.die_one_pip_radius_mm if value == 1 else sizes.die_pip_radius_mm
+    step = sizes.die_mm * 0.27
     for gx, gy in grid[value]:
         painter.circle(
             (gx * step, centre_y + gy * step * squash), radius * max(squash, 0.5), colour
         )
 
 
+def _die_core(painter: Painter, look: DiceLook, half_wh: tuple[float, float], centre_y: float):
+    """A translucent die's top face darkens towards its middle (a few stepped shades)."""
+    for k in range(1, DIE_CORE_STEPS + 1):
+        shrink = 1.0 - DIE_CORE_SHRINK * k
+        shade = 1.0 - (1.0 - look.core_shade) * k / DIE_CORE_STEPS
+        outline = rounded_rect(half_wh[0] * shrink, half_wh[1] * shrink, half_wh[0] * shrink / 2)
+        painter.polygon(outline + np.array([0.0, centre_y]), scale_bgr(look.body_bgr, shade))
+
+
 def die_sprite(
-    value: int, settings: RenderSettings, tilt: tuple[int, float] | None = None
+    value: int,
+    settings: RenderSettings,
+    tilt: tuple[int, float] | None = None,
+    look: DiceLook = DEFAULT_DICE,
 ) -> Sprite:
     """Top face of a die; ``tilt=(side_value, tilt_deg)`` adds the side face below it."""
     z = settings.sizes
@@ -160,15 +173,17 @@ def die_sprite(
     )
     top_c = -total / 2 + top_h / 2
     painter.polygon(
-        rounded_rect(s / 2, total / 2, z.die_corner_mm), scale_bgr(DIE_BODY_BGR, DIE_SIDE_SHADE)
+        rounded_rect(s / 2, total / 2, z.die_corner_mm), scale_bgr(look.body_bgr, look.side_shade)
     )
     painter.polygon(
         rounded_rect(s / 2, top_h / 2, z.die_corner_mm * squash) + np.array([0.0, top_c]),
-        DIE_BODY_BGR,
+        look.body_bgr,
     )
-    _die_face(painter, value, s, top_c, squash, settings)
+    if look.core_shade != 1.0:
+        _die_core(painter, look, (s / 2, top_h / 2), top_c)
+    _die_face(painter, value, top_c, squash, look, z)
     if tilt is not None:
-        _die_face(painter, tilt[0], s, top_h - total / 2 + side_h / 2, side, settings)
+        _die_face(painter, tilt[0], top_h - total / 2 + side_h / 2, side, look, z)
     return painter.finish(rounded_rect(s / 2, total / 2, z.die_corner_mm), _shadow(settings))
 
 

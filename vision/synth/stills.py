@@ -4,7 +4,7 @@
 
 Layout under ``out``::
 
-    images/<split>/<name>.jpg            1080p frames
+    images/<split>/<name>.jpg            frames (1080p unless a look family says otherwise)
     labels/<split>/<name>.txt            YOLO: class cx cy w h (normalised)
     truth/<split>.jsonl                  every object's ground truth, one image per line
     crops/tiles/<face>/<split>_<name>_<id>.png, crops/dice/<value>/...
@@ -172,7 +172,7 @@ def make_stills(
         for i in tqdm(range(n), desc=f"stills {split}", unit="img"):
             s = scene_seed(split, seed, i)
             result = renderer.render(
-                random_scene(np.random.default_rng(s), dr_set, renderer.layout, renderer.settings)
+                random_scene(np.random.default_rng(s), dr_set, settings=renderer.settings)
             )
             name = f"{split}_{s}"
             cv2.imwrite(
@@ -216,7 +216,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--seed", type=int, default=0, help=f"0..{MAX_SEED}; split ranges never overlap"
     )
-    parser.add_argument("--randomisation", default=None, help="training, shifted or a YAML path")
+    parser.add_argument(
+        "--randomisation", default=None, help="training, shifted, a look family or a YAML path"
+    )
     args = parser.parse_args(argv)
     out = make_stills(args.n, args.out, args.split, args.seed, args.randomisation)
     print(f"wrote {args.n} {args.split} images to {out}")

@@ -242,11 +242,12 @@ def random_scene(
     layout: TableLayout | None = None,
     settings: RenderSettings = DEFAULT_SETTINGS,
 ) -> Scene:
-    """A random still scene; the same generator state gives the same scene."""
-    layout = layout or default_layout()
+    """A random still scene; the same generator state gives the same scene. It is set on
+    ``layout`` when given, else on the layout sampled from ``dr``."""
     arr = Arrangement()
     ids = itertools.count()
     look = sample_look(rng, dr)
+    layout = layout or default_layout(look.layout)
     chung = 1 if rng.random() < arr.house_chung_prob else int(rng.integers(1, 9))
     tiles = _tiles(rng, dr, layout, ids, arr, settings)
     chips = _chips(rng, dr, layout, chung, ids, arr, settings)
@@ -263,4 +264,6 @@ def random_scene(
         tile_look=look.tile_look,
         effects=look.effects,
         light_dir=look.light_dir,
+        dice_look=look.dice,
+        layout=layout.geometry,
     )

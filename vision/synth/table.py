@@ -1,9 +1,20 @@
 """Table geometry as data: the printed layout's boxes and zones in table millimetres.
 
-The table is a half-oval: a straight dealer edge at the top (negative ``y``) and a curved player
-rail. Boxes 1..8 run counter-clockwise (seen from above, dealer at the top): box 1 at the
-dealer's right (image left), along the curve, box 8 at the dealer's left. Each box has a local
-frame: ``x`` along the rail towards the next box, ``y`` outwards towards the player.
+The dealer's edge is straight, at the top (negative ``y``); the players' rail is a half-oval
+(``outline="oval"``, today's table) or a rectangle with rounded player-side corners
+(``outline="rounded_rect"``). Boxes 1..8 run counter-clockwise (seen from above, dealer at the
+top) in one of three shapes (``box_shape``):
+
+- ``arc``: along an elliptical arc, box 1 at the dealer's right (image left) near the dealer's
+  edge, box 8 at the dealer's left;
+- ``row``: one straight row facing the players, box 1 at the left;
+- ``two_rows``: 4 + 4, boxes 1..4 left to right along the rail, 5..8 right to left in the row
+  nearer the dealer.
+
+Each box has a local frame: ``x`` along the row towards the next box (for arc and row layouts),
+``y`` outwards towards the player. The woodpile, work area, dice, wager areas and float tray are
+at the dealer's edge in every shape. :func:`vision.synth.shapes.shaped_geometry` builds a
+consistent geometry for a shape, a box scale and a table scale.
 
 :func:`zone_polygons_px` maps every zone through a camera, for a layout YAML that matches.
 """
@@ -20,6 +31,11 @@ from vision.synth.camera import Camera
 Point = tuple[float, float]
 Rect = tuple[float, float, float, float]  # centre x, centre y, width, height (mm)
 
+BOX_SHAPES: tuple[str, ...] = ("arc", "row", "two_rows")
+OUTLINES: tuple[str, ...] = ("oval", "rounded_rect")
+N_BOXES = 8
+BOX_WIDTH_MM = 220.0  # today's box width; box-local positions are given for it
+
 
 @dataclass(frozen=True, slots=True)
 class LayoutGeometry:
@@ -31,7 +47,7 @@ class LayoutGeometry:
     rail_width_mm: float = 70.0
     box_ring_mm: Point = (690.0, 730.0)
     box_arc_deg: Point = (160.0, 20.0)
-    box_size_mm: Point = (220.0, 160.0)
+    box_size_mm: Point = (BOX_WIDTH_MM, 160.0)
     tile_spot_mm: Rect = (0.0, -28.0, 160.0, 80.0)
     bet_spot_mm: Point = (-40.0, 45.0)
     bet_radius_mm: float = 30.0
@@ -46,6 +62,32 @@ class LayoutGeometry:
     losing_wager_mm: Rect = (430.0, -232.0, 160.0, 100.0)
     drop_box_mm: Rect = (330.0, -400.0, 110.0, 14.0)
     outline_points: int = 96
+    box_shape: str = "arc"
+    outline: str = "oval"
+    # rounded_rect only: radius of the two player-side corners
+    corner_radius_mm: float = 180.0
+    # row and two_rows only: y of the box centres (row: the first; two_rows: inner, outer)
+    row_y_mm: Point = (120.0, 290.0)
+    # row and two_rows only: felt between neighbouring boxes along a row
+    box_gap_mm: float = 20.0
+    # a compact table's size relative to today's (see shapes.shaped_geometry); objects keep theirs
+    table_scale: float = 1.0
+
+    @property
+    def box_scale(self) -> float:
+        """Box width relative to today's (box-local positions scale with it)."""
+        return self.box_size_mm[0] / BOX_WIDTH_MM
+
+    def __post_init__(self) -> None:
+        if self.box_shape not in BOX_SHAPES:
+            raise ValueError(f"unknown box_shape {self.box_shape!r} (known: {BOX_SHAPES})")
+        if self.outline not in OUTLINES:
+            raise ValueError(f"unknown outline {self.outline!r} (known: {OUTLINES})")
+
+    @property
+    def centre_mm(self) -> Point:
+        """Centre of the table top's bounding box (where a camera aims)."""
+        return (0.0, self.dealer_edge_y_mm + self.player_reach_mm / 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,25 +138,53 @@ def circle_polygon(centre: Point, radius: float, n: int) -> np.ndarray:
 
 
 def table_outline(geometry: LayoutGeometry, inset_mm: float = 0.0) -> np.ndarray:
-    """Outline ``(N, 2)`` of the table top (straight dealer edge, elliptical player rail)."""
-    t = np.linspace(0.0, math.pi, geometry.outline_points)
+    """Outline ``(N, 2)`` of the table top: a straight dealer edge and the player rail, which is
+    a half-oval or a rectangle with rounded player-side corners (``geometry.outline``)."""
     a = geometry.half_width_mm - inset_mm
     b = geometry.player_reach_mm - inset_mm
     y0 = geometry.dealer_edge_y_mm
-    arc = np.column_stack([a * np.cos(t), y0 + b * np.sin(t)])
-    return np.vstack([arc, [[-a, y0], [a, y0]]])
+    if geometry.outline == "rounded_rect":
+        rail = _rounded_rail(a, b, y0, geometry.corner_radius_mm - inset_mm, geometry)
+    else:
+        t = np.linspace(0.0, math.pi, geometry.outline_points)
+        rail = np.column_stack([a * np.cos(t), y0 + b * np.sin(t)])
+    return np.vstack([rail, [[-a, y0], [a, y0]]])
 
 
-def _make_boxes(g: LayoutGeometry) -> tuple[Box, ...]:
+def _rounded_rail(a: float, b: float, y0: float, r: float, g: LayoutGeometry) -> np.ndarray:
+    """The rail of a rounded rectangle from ``(a, y0)`` round to ``(-a, y0)``, ``(N, 2)``."""
+    r = max(r, 0.0)
+    t = np.linspace(0.0, math.pi / 2, max(2, g.outline_points // 4))
+    right = np.column_stack([a - r + r * np.cos(t), y0 + b - r + r * np.sin(t)])
+    left = np.column_stack([-a + r - r * np.sin(t), y0 + b - r + r * np.cos(t)])
+    return np.vstack([[[a, y0]], right, left, [[-a, y0]]])
+
+
+def _arc_boxes(g: LayoutGeometry) -> list[Box]:
     start, stop = (math.radians(d) for d in g.box_arc_deg)
     boxes = []
-    for i, t in enumerate(np.linspace(start, stop, 8)):
+    for i, t in enumerate(np.linspace(start, stop, N_BOXES)):
         a, b = g.box_ring_mm
         centre = (a * math.cos(t), g.dealer_edge_y_mm + b * math.sin(t))
         normal = (math.cos(t) / a, math.sin(t) / b)
         angle = math.degrees(math.atan2(-normal[0], normal[1]))
         boxes.append(Box(i + 1, centre, angle, g.box_size_mm))
-    return tuple(boxes)
+    return boxes
+
+
+def _row_boxes(g: LayoutGeometry) -> list[Box]:
+    pitch = g.box_size_mm[0] + g.box_gap_mm
+    if g.box_shape == "row":
+        places = [((k - (N_BOXES - 1) / 2) * pitch, g.row_y_mm[0]) for k in range(N_BOXES)]
+    else:  # two rows: along the rail left to right, then back right to left nearer the dealer
+        half = N_BOXES // 2
+        xs = [(k - (half - 1) / 2) * pitch for k in range(half)]
+        places = [(x, g.row_y_mm[1]) for x in xs] + [(x, g.row_y_mm[0]) for x in xs[::-1]]
+    return [Box(i + 1, xy, 0.0, g.box_size_mm) for i, xy in enumerate(places)]
+
+
+def _make_boxes(g: LayoutGeometry) -> tuple[Box, ...]:
+    return tuple(_arc_boxes(g) if g.box_shape == "arc" else _row_boxes(g))
 
 
 def default_layout(geometry: LayoutGeometry | None = None) -> TableLayout:
@@ -133,6 +203,49 @@ def default_layout(geometry: LayoutGeometry | None = None) -> TableLayout:
     zones["work_area"] = rect_polygon(g.work_area_mm)
     zones["table"] = table_outline(g)
     return TableLayout(g, boxes, zones)
+
+
+DEALER_ZONES = ("woodpile", "dice_area", "float_tray", "banker_wager", "losing_wager")
+DEALER_ZONES += ("drop_box", "work_area")
+
+
+def layout_problems(layout: TableLayout, extent_mm: Rect | None = None) -> list[str]:
+    """What is wrong with a layout, one line each (empty: fine): a box not inside the felt,
+    boxes that overlap each other or a dealer's area, a zone outside ``extent_mm``
+    ``(x0, y0, x1, y1)`` (the rendered canvas). Today's arc has three pairs of boxes whose
+    corners touch (under 50 mm^2); its families shrink the boxes a little."""
+    g = layout.geometry
+    felt = table_outline(g, g.rail_width_mm)
+    boxes = {f"box_{b.number}": layout.zones[f"box_{b.number}"] for b in layout.boxes}
+    problems = [f"{k} not inside the felt" for k, z in boxes.items() if not _inside(felt, z).all()]
+    names = list(boxes)
+    for i, k in enumerate(names):
+        others = names[i + 1 :] + list(DEALER_ZONES)
+        zones = {**boxes, **layout.zones}
+        problems += [f"{k} overlaps {o}" for o in others if convex_overlap(boxes[k], zones[o])]
+    if extent_mm is not None:
+        x0, y0, x1, y1 = extent_mm
+        for k, z in layout.zones.items():
+            if z[:, 0].min() < x0 or z[:, 1].min() < y0 or z[:, 0].max() > x1 or z[:, 1].max() > y1:
+                problems.append(f"{k} reaches outside {extent_mm}")
+    return problems
+
+
+def convex_overlap(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether convex polygons ``(N, 2)`` and ``(M, 2)`` share area (separating axes; touching
+    edges do not count).
+
+    >>> square = rect_polygon((0.0, 0.0, 2.0, 2.0))
+    >>> convex_overlap(square, square + 1.0), convex_overlap(square, square + 2.0)
+    (True, False)
+    """
+    for poly in (a, b):
+        edges = np.roll(poly, -1, axis=0) - poly
+        normals = np.column_stack([-edges[:, 1], edges[:, 0]])
+        pa, pb = a @ normals.T, b @ normals.T
+        if np.any((pa.max(axis=0) <= pb.min(axis=0)) | (pb.max(axis=0) <= pa.min(axis=0))):
+            return False
+    return True
 
 
 def _inside(polygon: np.ndarray, xy: np.ndarray) -> np.ndarray:
