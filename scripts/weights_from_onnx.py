@@ -63,6 +63,62 @@ def load_onnx_weights(net, path: Path) -> int:
     return set_count
 
 
+def calibrate_batch_norms(net, images: np.ndarray) -> int:
+    """Give each batch norm the statistics of its convolution's output on ``images``
+    ``(N, 3, H, W)`` float32 in [0, 1], keeping the function in inference mode.
+
+    A folded network has no batch statistics: its batch norms as the identity plus the bias
+    compute the right function in inference mode, but training normalises each convolution's
+    output by the batch's mean and spread, which would rescale every layer at the first step.
+    With the output's mean ``m`` and spread ``s`` measured on real inputs, the batch norm becomes
+    scale ``s``, shift ``m + bias``, running mean ``m``, running variance ``s^2 - eps``: the same
+    function in inference mode, and near it in training mode, where a batch's statistics are
+    near ``m`` and ``s``. Returns how many batch norms were set.
+    """
+    import torch
+
+    stats: dict[str, tuple] = {}
+    hooks = []
+    for name, module in net.named_modules():
+        conv, bn = getattr(module, "conv", None), getattr(module, "bn", None)
+        if isinstance(conv, torch.nn.Conv2d) and isinstance(bn, torch.nn.BatchNorm2d):
+
+            def keep(_module, _inputs, output, name=name):
+                flat = output.detach().transpose(0, 1).reshape(output.shape[1], -1)
+                stats[name] = (flat.mean(dim=1), flat.var(dim=1))
+
+            hooks.append(conv.register_forward_hook(keep))
+    net.eval()
+    with torch.no_grad():
+        net(torch.from_numpy(images))
+    for hook in hooks:
+        hook.remove()
+    modules = dict(net.named_modules())
+    with torch.no_grad():
+        for name, (mean, var) in stats.items():
+            bn = modules[name].bn
+            spread = torch.sqrt(var + bn.eps)
+            bn.bias.copy_(mean + bn.bias)  # the bias was the folded one: shift = mean + bias
+            bn.weight.copy_(spread)
+            bn.running_mean.copy_(mean)
+            bn.running_var.copy_(var)
+    return len(stats)
+
+
+def calibration_images(folder: Path, input_wh: tuple[int, int], n: int = 32) -> np.ndarray:
+    """Up to ``n`` images found under ``folder`` (jpg/png), letterboxed to ``input_wh``, as a
+    float32 batch in [0, 1] RGB."""
+    from vision.detector import letterbox
+
+    paths = sorted(p for p in folder.rglob("*") if p.suffix in (".jpg", ".png"))
+    if not paths:
+        raise SystemExit(f"weights_from_onnx: no images under {folder}")
+    step = max(1, len(paths) // n)
+    import cv2
+
+    return np.concatenate([letterbox(cv2.imread(str(p)), input_wh)[0] for p in paths[::step][:n]])
+
+
 def check_parity(net, path: Path, input_wh: tuple[int, int]) -> float:
     """Largest output difference between ``net`` and onnxruntime on two random inputs."""
     import onnxruntime as ort
@@ -84,6 +140,13 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("model", help="a manifest entry with a float ONNX file (faces, detector)")
     p.add_argument("--out", type=Path, required=True, help="the .pt checkpoint to write")
+    p.add_argument(
+        "--calibrate",
+        type=Path,
+        metavar="DIR",
+        help="images (a training set) to give the batch norms their statistics: needed before "
+        "training, else the first step rescales every layer",
+    )
     args = p.parse_args(argv)
     os.environ["YOLO_OFFLINE"] = "1"
     sys.path.insert(0, str(ROOT))
@@ -102,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
     path = ROOT / "models" / entry["file"]
     task, net = _network(entry)
     count = load_onnx_weights(net, path)
+    if args.calibrate:
+        size = tuple(entry["input_wh"]) if task == "classify" else (416, 416)
+        norms = calibrate_batch_norms(net, calibration_images(args.calibrate, size))
+        print(f"{norms} batch norms given the statistics of {args.calibrate}")
     net.names = dict(enumerate(entry["classes"]))
     difference = check_parity(net, path, tuple(entry["input_wh"]))
     if difference > MAX_DIFFERENCE:
