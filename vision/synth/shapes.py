@@ -120,7 +120,7 @@ def _scale_table(g: LayoutGeometry, s: float) -> LayoutGeometry:
         woodpile_mm=_scale_rect(g.woodpile_mm, s, y0),
         work_area_mm=_scale_rect(g.work_area_mm, s, y0),
         dice_area_mm=(dx * s, y0 + (dy - y0) * s),
-        dice_radius_mm=g.dice_radius_mm * s,
+        dice_radius_mm=g.dice_radius_mm,  # the circle holds three dice on any table size
         banker_wager_mm=_scale_rect(g.banker_wager_mm, s, y0),
         losing_wager_mm=_scale_rect(g.losing_wager_mm, s, y0),
         drop_box_mm=_scale_rect(g.drop_box_mm, s, y0),
