@@ -130,10 +130,10 @@ def detector_split(
         for k in range(CROPS_PER_IMAGE):
             x0 = int(rng.integers(0, sw - CROP_PX + 1))
             y0 = int(rng.integers(0, sh - CROP_PX + 1))
-            crop = small[y0 : y0 + CROP_PX, x0 : x0 + CROP_PX]
+            piece = small[y0 : y0 + CROP_PX, x0 : x0 + CROP_PX]
             name = f"{path.stem}_{k}"
             cv2.imwrite(
-                str(out / "images" / split / f"{name}.jpg"), crop, [cv2.IMWRITE_JPEG_QUALITY, 95]
+                str(out / "images" / split / f"{name}.jpg"), piece, [cv2.IMWRITE_JPEG_QUALITY, 95]
             )
             _write_labels(
                 out / "labels" / split / f"{name}.txt",
