@@ -33,12 +33,22 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _export_onnx(name: str, weights: Path, work: Path) -> tuple[Path, dict]:
+def trained_felts(families: list[str]) -> list[list[int]]:
+    """The felts a detector learnt: the training randomisation's and those of ``families``."""
+    from vision.synth.config import TRAINING, look_family
+
+    felts = [list(f) for f in TRAINING.table.felt_bgr]
+    for name in families:
+        felts += [list(f) for f in look_family(name).table.felt_bgr if list(f) not in felts]
+    return felts
+
+
+def _export_onnx(
+    name: str, weights: Path, work: Path, families: list[str] | None = None
+) -> tuple[Path, dict]:
     """Export a copy of ``weights`` in ``work``; the ONNX path and the manifest fields."""
     os.environ["YOLO_OFFLINE"] = "1"
     from ultralytics import YOLO
-
-    from vision.synth.config import TRAINING
 
     copy = work / weights.name
     shutil.copyfile(weights, copy)
@@ -49,9 +59,11 @@ def _export_onnx(name: str, weights: Path, work: Path) -> tuple[Path, dict]:
         # dynamic: batch, height and width named; the detector keeps batch 1
         onnx = model.export(format="onnx", imgsz=(h, w), dynamic=True, simplify=False, opset=17)
         entry = {"task": "detect", "input_wh": [w, h], "free_input_size": True}
-        # the felts it learnt (the training randomisation's): vision.felt shows it others as
-        # the nearest of these
-        entry["felts_bgr"] = [list(felt) for felt in TRAINING.table.felt_bgr]
+        # the felts it learnt (the training randomisation's and its look families'):
+        # vision.felt shows it others as the nearest of these
+        entry["felts_bgr"] = trained_felts(families or [])
+        if families:
+            entry["look_families"] = list(families)
     else:
         onnx = model.export(
             format="onnx", imgsz=FACE_INPUT_PX, dynamic=True, simplify=False, opset=17
@@ -60,11 +72,11 @@ def _export_onnx(name: str, weights: Path, work: Path) -> tuple[Path, dict]:
     return Path(onnx), entry | {"classes": classes}
 
 
-def export(name: str, weights: Path) -> dict:
+def export(name: str, weights: Path, families: list[str] | None = None) -> dict:
     target = MODELS / f"{name}.onnx"
     MODELS.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="export-") as work:
-        onnx, entry = _export_onnx(name, weights, Path(work))
+        onnx, entry = _export_onnx(name, weights, Path(work), families)
         shutil.copyfile(onnx, target)
     entry.update(
         {
@@ -87,8 +99,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Export weights to models/*.onnx")
     p.add_argument("name", choices=["detector", "faces", "faces_down"])
     p.add_argument("weights", type=Path)
+    p.add_argument(
+        "--families",
+        nargs="*",
+        default=[],
+        help="look families the weights were trained on (their felts join the manifest's)",
+    )
     args = p.parse_args(argv)
-    export(args.name, args.weights.resolve())
+    export(args.name, args.weights.resolve(), args.families)
     return 0
 
 
