@@ -149,3 +149,32 @@ def test_the_models_see_a_turned_or_far_camera_as_well_as_ours(camera, linear, s
     truth = np.column_stack([np.minimum(*ends), np.maximum(*ends)])
     assert len(truth) >= 20
     assert _matched(found, truth, 12.0 * abs(linear[0, 0])) >= 0.9
+
+
+def _script(name: str):
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_training_stills_are_put_in_the_view_the_monitor_would_fit():
+    """scripts/view_stills.py: a still of the 720p high-camera family is enlarged to the
+    learnt tile size, one of the dealer-side family turned, the training look left alone;
+    boxes follow the picture."""
+    views = _script("view_stills")
+    assert views.view_of(7, "training").identity
+    high = views.view_of(7, "row_blue_720p")
+    assert high.frame_wh == (1280, 720) and 1.5 < high.scale < 1.9
+    turned = views.view_of(7, "dealer_side_slate")
+    assert turned.quarter_turns == 2
+    box, kept = views.mapped_box(high, [100.0, 100.0, 120.0, 140.0])
+    assert kept == 1.0
+    np.testing.assert_allclose(np.subtract(box[2:], box[:2]), [20 * high.scale, 40 * high.scale])
+    back = high.to_frame_points(np.array([box[:2]]))[0]
+    np.testing.assert_allclose(back, [100.0, 100.0], atol=1e-6)
+    assert views.mapped_box(high, [-5000.0, -5000.0, -4990.0, -4980.0]) is None
