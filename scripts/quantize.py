@@ -61,6 +61,18 @@ def calibration_frames(clips: Path, every: int, limit: int) -> list[np.ndarray]:
     return out[:limit]
 
 
+def calibration_stills(folders: list[Path], limit: int) -> list[np.ndarray]:
+    """Whole still images (``images/train/*.jpg`` of each folder, e.g. stills already put in
+    their table view by ``scripts/view_stills.py``), spread evenly, at most ``limit``."""
+    import cv2
+
+    paths = sorted(p for folder in folders for p in (folder / "images" / "train").glob("*.jpg"))
+    if not paths:
+        raise ValueError(f"no images/train/*.jpg under {', '.join(map(str, folders))}")
+    step = max(1, len(paths) // limit)
+    return [cv2.imread(str(p)) for p in paths[::step][:limit]]
+
+
 def kept_in_float(graph) -> list[str]:
     """Head nodes left in float: the decoding, and each branch's last convolution."""
     last = [n.name for n in graph.node if n.op_type == "Conv" and n.name.startswith(BRANCHES)]
@@ -118,6 +130,12 @@ def sha256(path: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--clips", type=Path, default=Path(".cache/train_clips"))
+    p.add_argument(
+        "--stills",
+        type=Path,
+        nargs="+",
+        help="calibrate on still images instead (folders with images/train/*.jpg)",
+    )
     p.add_argument("--every", type=int, default=97, help="one calibration frame in N")
     p.add_argument("--frames", type=int, default=80, help="calibration frames")
     p.add_argument("--models", type=Path, default=MODELS_DIR)
@@ -126,8 +144,13 @@ def main(argv: list[str] | None = None) -> int:
         manifest = load_manifest(args.models)
         entry = manifest["detector"]
         source, target = args.models / entry["file"], args.models / "detector_int8.onnx"
-        frames = calibration_frames(args.clips, args.every, args.frames)
-        print(f"calibrating on {len(frames)} frames of {args.clips}")
+        if args.stills:
+            frames = calibration_stills(args.stills, args.frames)
+            source_name = f"{len(frames)} stills of " + ", ".join(p.name for p in args.stills)
+        else:
+            frames = calibration_frames(args.clips, args.every, args.frames)
+            source_name = f"{len(frames)} frames, one in {args.every}, of {args.clips.name}/*"
+        print(f"calibrating on {source_name}")
         quantize(source, target, frames, tuple(entry["input_wh"]))
     except (OSError, ValueError, KeyError) as exc:
         print(f"quantize: {exc}", file=sys.stderr)
@@ -140,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         "file": target.name,
         "sha256": sha256(target),
         "quantized_from": {"file": entry["file"], "sha256": entry["sha256"]},
-        "calibration": f"{len(frames)} frames, one in {args.every}, of {args.clips.name}/*",
+        "calibration": source_name,
     }
     (args.models / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"wrote {target} ({target.stat().st_size / 1e6:.1f} MB)")
