@@ -119,20 +119,20 @@ def calibration_images(folder: Path, input_wh: tuple[int, int], n: int = 32) -> 
     return np.concatenate([letterbox(cv2.imread(str(p)), input_wh)[0] for p in paths[::step][:n]])
 
 
-def check_parity(net, path: Path, input_wh: tuple[int, int]) -> float:
-    """Largest output difference between ``net`` and onnxruntime on two random inputs."""
-    import onnxruntime as ort
+def check_parity(net, name: str, input_wh: tuple[int, int]) -> float:
+    """Largest output difference between ``net`` and the shipped model ``name`` as the monitor
+    runs it (onnxruntime) on two random inputs."""
     import torch
 
-    session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    from vision.detector import OnnxModel
+
+    model = OnnxModel(name, threads=2)
     x = np.random.default_rng(0).random((2, 3, input_wh[1], input_wh[0]), dtype=np.float32)
     net.eval()
     with torch.no_grad():
         ours = net(torch.from_numpy(x))
     ours = (ours[0] if isinstance(ours, list | tuple) else ours).numpy()
-    theirs = np.concatenate(
-        [session.run(None, {session.get_inputs()[0].name: x[i : i + 1]})[0] for i in range(2)]
-    )
+    theirs = np.concatenate([model.run(x[i : i + 1]) for i in range(2)])
     return float(np.abs(ours - theirs).max())
 
 
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         norms = calibrate_batch_norms(net, calibration_images(args.calibrate, size))
         print(f"{norms} batch norms given the statistics of {args.calibrate}")
     net.names = dict(enumerate(entry["classes"]))
-    difference = check_parity(net, path, tuple(entry["input_wh"]))
+    difference = check_parity(net, args.model, tuple(entry["input_wh"]))
     if difference > MAX_DIFFERENCE:
         print(
             f"weights_from_onnx: rebuilt {args.model} differs from the ONNX file by "
