@@ -86,3 +86,47 @@ def test_the_check_lists_what_fell_short(evaluator):
         "per_kind.absent.recall = None, below its floor 0",
         "recall = 0.5, above its ceiling 0.4",
     ]
+
+
+@pytest.fixture()
+def families_script(evaluator):
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "evaluate_families", SCRIPTS / "evaluate_families.py"
+        )
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+def test_families_refuse_an_unknown_family_in_one_line(families_script, tmp_path, capsys):
+    code = families_script.main(["--families", "no_such_felt", "--suites", str(tmp_path)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert err.startswith("evaluate_families: unknown family 'no_such_felt' (known: ")
+    assert not any(tmp_path.iterdir())  # nothing rendered
+
+
+def test_a_family_row_carries_every_figure_of_the_table(families_script):
+    summary = {
+        "rounds": 14,
+        "recall": 0.5,
+        "false_alerts_per_clean_round": 0.333,
+        "dice_correct": 0.286,
+        "first_box_correct": 0.214,
+        "delivery_order_correct": 0.143,
+        "hand_membership": None,
+        "detection": {"all": {"ap50": 0.9}},
+        "fps": 12.5,
+        "realtime": 0.5,
+    }
+    row = families_script.row("two_rows_wine", summary)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells == [
+        "two_rows_wine", "14", "0.5", "0.333", "0.286", "0.214", "0.143", "-", "0.9", "12.5",
+        "0.5",
+    ]  # fmt: skip
+    assert len(cells) == families_script.HEAD.count("|") - 1
