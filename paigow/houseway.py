@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from paigow.hands import GONG, POINTS, WONG, HandValue, Setting, pairings, settings
-from paigow.tiles import KINDS, TILES, GeeRanking, Kind, Tile, tile_rank
+from paigow.tiles import KINDS, TILES, GeeRanking, Kind, Tile, check_available, tile_rank
 from paigow.waylang import (
     Exception_,
     KeepPairs,
@@ -347,6 +347,7 @@ class HouseWay:
         """The house-way setting of four tiles and the way-file line that decided it."""
         if len(tiles) != 4:
             raise ValueError(f"a house way sets 4 tiles, got {len(tiles)}")
+        check_available(tiles)  # a hand the deck cannot hold has no line in any way
         high_kinds, low_kinds, line = self.table[kind_key(tiles)]
         # Both orientations of each pairing: when the two hands are copies, ``settings`` may
         # have put the other one high.

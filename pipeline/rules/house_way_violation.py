@@ -54,9 +54,9 @@ class HouseWayViolation:
         try:
             high = tuple(tile(f) for f in event.high_faces)
             low = tuple(tile(f) for f in event.low_faces)
+            way: Setting = self._way.setting((*high, *low))
         except TileError:
-            return None
-        way: Setting = self._way.setting((*high, *low))
+            return None  # faces the deck cannot hold together (four 4-4): misread, not judged
         if self._values(high, low) == self._values(way.high, way.low):
             return None
         action = "it stands" if self._players_exposed else "re-set it"

@@ -570,3 +570,10 @@ def test_rule_modules_do_no_io_and_read_no_clock():
     assert len(paths) >= len(catalogue())
     for path in paths:
         assert not _imports(path) & banned, path.name
+
+
+def test_a_bank_hand_the_deck_cannot_hold_is_a_misreading_not_a_violation():
+    """Four 4-4 tiles (the deck has two) came from faces misread on an unseen table: the
+    house way has no line for them; the rule judges nothing and the checker goes on."""
+    table = play(Round(bank=(("4-4", "4-4"), ("4-4", "4-4"))))
+    assert not table.of("house_way_violation", AlertState.OPEN)
