@@ -133,6 +133,17 @@ def load_photos(folder: Path, stems) -> list[Photo]:
     return photos
 
 
+def read_photo(photo: Photo) -> tuple[np.ndarray, np.ndarray]:
+    """The photograph and its dice boxes ``(N, 4)`` xyxy in its pixels; DataError when the file
+    is no image."""
+    image = cv2.imread(str(photo.path))
+    if image is None:
+        raise DataError(f"{photo.path}: cannot be read as an image")
+    h, w = image.shape[:2]
+    xc, yc, bw, bh = (photo.boxes[:, i] * s for i, s in enumerate((w, h, w, h)))
+    return image, np.column_stack([xc - bw / 2, yc - bh / 2, xc + bw / 2, yc + bh / 2])
+
+
 def shrunk(image: np.ndarray, box_xyxy: np.ndarray, size: int):
     """The whole image shrunk so the box's long side is ``size`` px, and the box in it; None
     when the box is already smaller (a die is not enlarged)."""
@@ -190,12 +201,7 @@ def measure(
         for size in sizes
     }
     for photo in photos:
-        image = cv2.imread(str(photo.path))
-        if image is None:
-            raise DataError(f"{photo.path}: cannot be read as an image")
-        h, w = image.shape[:2]
-        xc, yc, bw, bh = (photo.boxes[:, i] * s for i, s in enumerate((w, h, w, h)))
-        xyxy = np.column_stack([xc - bw / 2, yc - bh / 2, xc + bw / 2, yc + bh / 2])
+        image, xyxy = read_photo(photo)
         for i, value in enumerate(photo.values.tolist()):
             for size in sizes:
                 s = stats[size]
@@ -245,12 +251,7 @@ def training_crops(
     for photo in photos:
         if part_of(photo.path.stem) != "train":
             raise DataError(f"{photo.path.stem}: a check photograph is never trained on")
-        image = cv2.imread(str(photo.path))
-        if image is None:
-            raise DataError(f"{photo.path}: cannot be read as an image")
-        h, w = image.shape[:2]
-        xc, yc, bw, bh = (photo.boxes[:, i] * s for i, s in enumerate((w, h, w, h)))
-        xyxy = np.column_stack([xc - bw / 2, yc - bh / 2, xc + bw / 2, yc + bh / 2])
+        image, xyxy = read_photo(photo)
         for i, value in enumerate(photo.values.tolist()):
             for size in sizes:
                 cut = shrunk(image, xyxy[i], size)
