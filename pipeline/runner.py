@@ -30,7 +30,7 @@ from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
 from pipeline.vision_health import VisionHealth, VisionHealthConfig
-from vision.detector import Detector, DetectorConfig, FaceReader
+from vision.detector import Detector, DetectorConfig, FaceReader, check_fits
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
 from vision.tracker import Tracker, TrackerConfig
@@ -139,6 +139,7 @@ class TablePipeline:
             )
         if self.view.identity:
             return self.reader(frame.image, self.detector(frame))
+        check_fits((w, h), self.config.view.size_wh)  # a picture no view can be made of
         seen = Frame(frame.camera_id, frame.index, frame.time_s, self.view.warp(frame.image))
         return self.view.to_frame(self.reader(seen.image, self.detector(seen)))
 
