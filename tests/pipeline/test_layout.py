@@ -1,8 +1,6 @@
 """Table layout files: validation messages, zones, homography, the default and scenario layouts."""
 
 import copy
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,14 +19,6 @@ from vision.synth.camera import Camera, CameraParams
 from vision.synth.table import default_layout, layout_dict
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_script(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +42,7 @@ def test_default_layout_has_every_zone_and_the_chung():
     assert layout.image_size_wh == (1920, 1080)
 
 
-def test_default_yaml_is_what_the_script_writes(tmp_path):
+def test_default_yaml_is_what_the_script_writes(tmp_path, load_script):
     out = tmp_path / "layout.yaml"
     assert load_script("make_layout").main(["--out", str(out)]) == 0
     committed = ROOT / "pipeline" / "data" / "default_layout.yaml"
@@ -138,7 +128,7 @@ def test_load_layout_file_errors(tmp_path, spec):
     assert load_layout(good).chung_box == 1
 
 
-def test_make_layout_bad_input_exits_2(tmp_path, capsys):
+def test_make_layout_bad_input_exits_2(tmp_path, capsys, load_script):
     code = load_script("make_layout").main(
         ["--scenario", str(tmp_path / "none.json"), "--out", str(tmp_path / "x.yaml")]
     )

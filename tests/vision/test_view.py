@@ -151,22 +151,11 @@ def test_the_models_see_a_turned_or_far_camera_as_well_as_ours(camera, linear, s
     assert _matched(found, truth, 12.0 * abs(linear[0, 0])) >= 0.9
 
 
-def _script(name: str):
-    import importlib.util
-    import sys
-
-    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_training_stills_are_put_in_the_view_the_monitor_would_fit():
+def test_training_stills_are_put_in_the_view_the_monitor_would_fit(load_script):
     """scripts/view_stills.py: a still of the 720p high-camera family is enlarged to the
     learnt tile size, one of the dealer-side family turned, the training look left alone;
     boxes follow the picture."""
-    views = _script("view_stills")
+    views = load_script("view_stills")
     assert views.view_of(7, "training").identity
     high = views.view_of(7, "row_blue_720p")
     assert high.frame_wh == (1280, 720) and 1.5 < high.scale < 1.9
