@@ -46,6 +46,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from build_datasets import (  # noqa: E402
     DETECT_SCALE,
+    MIN_KEPT_FRACTION,
     NAMES,
     _write_labels,
     detector_split,
@@ -55,7 +56,9 @@ from build_datasets import (  # noqa: E402
     jitter_box,
 )
 
+from pipeline.layout import layout_from_scenario  # noqa: E402
 from vision.faces import crop_square  # noqa: E402
+from vision.view import TableView  # noqa: E402
 
 # one crop of an object per this many frames (neighbouring frames are near copies); dice are
 # on the felt for a few seconds only
@@ -97,15 +100,30 @@ def face_crops(image, objects, index, last_kept, rng, faces_dir: Path, clip: str
         )
 
 
+def in_view(view: TableView, objects: list[dict]) -> list[dict]:
+    """Truth objects with their boxes in view px; those the view cuts below
+    ``MIN_KEPT_FRACTION`` dropped."""
+    kept = []
+    for o in objects:
+        got = view.to_view_box(o["xyxy"])
+        if got is not None and got[1] >= MIN_KEPT_FRACTION:
+            kept.append({**o, "xyxy": got[0]})
+    return kept
+
+
 def pack_clip(clip: Path, out: Path, every: int, crf: int) -> int:
     """One round's sampled, scaled frames -> ``out/<name>.mp4`` + ``out/<name>.jsonl.gz``,
-    its face crops -> ``out/faces/<class>/``."""
+    its face crops -> ``out/faces/<class>/``. Both are cut from the table view the monitor
+    fits to the round's layout (``vision.view``: the frame itself for the standard look), so a
+    family filmed at 720p or over the dealer's shoulder is packed as the models will see it."""
     import av
 
     rng = np.random.default_rng(abs(hash(clip.name)) % 2**32)
     last_kept: dict = {}
+    layout = layout_from_scenario(clip / "scenario.json")
     with gzip.open(clip / "truth.jsonl.gz", "rt", encoding="utf-8") as f:
         truth = [json.loads(line) for line in f]
+    view = None
     labels, n = [], 0
     with (
         av.open(str(clip / "clip.mp4")) as src,
@@ -117,7 +135,10 @@ def pack_clip(clip: Path, out: Path, every: int, crf: int) -> int:
             if row is None or row["blind"]:
                 continue
             image = frame.to_ndarray(format="bgr24")
-            face_crops(image, row["objects"], index, last_kept, rng, out / "faces", clip.name)
+            if view is None:
+                view = TableView.fit(layout.zones_px, layout.tile_px, image.shape[1::-1])
+            image, objects = view.warp(image), in_view(view, row["objects"])
+            face_crops(image, objects, index, last_kept, rng, out / "faces", clip.name)
             if index % every:
                 continue
             h, w = image.shape[:2]
@@ -137,7 +158,7 @@ def pack_clip(clip: Path, out: Path, every: int, crf: int) -> int:
                 {
                     "frame": index,
                     "wh": [small.shape[1], small.shape[0]],
-                    "boxes": frame_labels(row["objects"], DETECT_SCALE),
+                    "boxes": frame_labels(objects, DETECT_SCALE),
                 }
             )
             n += 1

@@ -47,22 +47,6 @@ def view_of(seed: int, randomisation_name: str) -> TableView:
     return TableView.fit(layout.zones_px, layout.tile_px, tuple(scene.camera.resolution_wh))
 
 
-def mapped_box(view: TableView, xyxy) -> tuple[list[float], float] | None:
-    """A box in view px (clipped to the view) and the fraction of it kept, or None."""
-    x1, y1, x2, y2 = xyxy
-    corners = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float64)
-    if view.affine is not None:
-        corners = corners @ view.affine[:, :2].T + view.affine[:, 2]
-    lo, hi = corners.min(axis=0), corners.max(axis=0)
-    size = np.array(view.config.size_wh, np.float64) if view.affine is not None else None
-    if size is None:
-        return [*lo, *hi], 1.0
-    area = max(float(np.prod(hi - lo)), 1e-6)
-    lo, hi = np.clip(lo, 0, size), np.clip(hi, 0, size)
-    kept = float(np.prod(np.clip(hi - lo, 0, None))) / area
-    return ([*lo, *hi], kept) if kept > 0 else None
-
-
 def label_class(obj: dict) -> int:
     if obj["kind"] == "tile":
         return CLASS_IDS["tile_up" if obj["face_up"] else "tile_down"]
@@ -84,7 +68,7 @@ def view_split(stills: Path, out: Path, split: str) -> tuple[int, int]:
             w, h = picture.shape[1], picture.shape[0]
             objects, lines = [], []
             for obj in row["objects"]:
-                got = mapped_box(view, obj["xyxy"])
+                got = view.to_view_box(obj["xyxy"])
                 if got is None or got[1] < MIN_KEPT_FRACTION:
                     continue
                 box, _ = got

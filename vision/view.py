@@ -133,6 +133,21 @@ class TableView:
             borderValue=self.config.pad_bgr,
         )
 
+    def to_view_box(self, xyxy) -> tuple[list[float], float] | None:
+        """A frame box in view px, clipped to the view, with the fraction of it kept (training
+        labels: the inverse of :meth:`to_frame`); None when nothing of it is in the view."""
+        x1, y1, x2, y2 = xyxy
+        if self.affine is None:
+            return [float(x1), float(y1), float(x2), float(y2)], 1.0
+        corners = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]], np.float64)
+        corners = corners @ self.affine[:, :2].T + self.affine[:, 2]
+        lo, hi = corners.min(axis=0), corners.max(axis=0)
+        area = max(float(np.prod(hi - lo)), 1e-6)
+        size = np.array(self.config.size_wh, np.float64)
+        lo, hi = np.clip(lo, 0, size), np.clip(hi, 0, size)
+        kept = float(np.prod(np.clip(hi - lo, 0, None))) / area
+        return ([*map(float, lo), *map(float, hi)], kept) if kept > 0 else None
+
     def to_frame_points(self, xy: np.ndarray) -> np.ndarray:
         """View points ``(N, 2)`` to frame points ``(N, 2)``."""
         pts = np.asarray(xy, np.float64).reshape(-1, 2)

@@ -161,9 +161,9 @@ def test_training_stills_are_put_in_the_view_the_monitor_would_fit(load_script):
     assert high.frame_wh == (1280, 720) and 1.5 < high.scale < 1.9
     turned = views.view_of(7, "dealer_side_slate")
     assert turned.quarter_turns == 2
-    box, kept = views.mapped_box(high, [100.0, 100.0, 120.0, 140.0])
+    box, kept = high.to_view_box([100.0, 100.0, 120.0, 140.0])
     assert kept == 1.0
     np.testing.assert_allclose(np.subtract(box[2:], box[:2]), [20 * high.scale, 40 * high.scale])
     back = high.to_frame_points(np.array([box[:2]]))[0]
     np.testing.assert_allclose(back, [100.0, 100.0], atol=1e-6)
-    assert views.mapped_box(high, [-5000.0, -5000.0, -4990.0, -4980.0]) is None
+    assert high.to_view_box([-5000.0, -5000.0, -4990.0, -4980.0]) is None
