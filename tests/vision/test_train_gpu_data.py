@@ -77,3 +77,33 @@ def test_face_crops_are_named_by_the_readers_classes(packed):
     assert folders and set(folders) <= set(FACE_CLASSES)
     crop = cv2.imread(str(next((out / "faces" / folders[0]).glob("*.jpg"))))
     assert crop.shape == (96, 96, 3)
+
+
+def test_objects_of_a_turned_camera_are_cut_from_the_view_where_their_pixels_went(train_gpu):
+    """A camera over the dealer's shoulder: pack cuts crops and labels from the table view (the
+    picture turned upright), so an object's box in the view covers the same pixels, turned."""
+    from pipeline.layout import load_default_layout
+    from vision.view import TableView
+
+    layout = load_default_layout()
+    zones = {k: (1920, 1080) - v for k, v in layout.zones_px.items()}  # turned 180 degrees
+    view = TableView.fit(zones, layout.tile_px, (1920, 1080))
+    assert view.quarter_turns == 2
+    frame = np.zeros((1080, 1920, 3), np.uint8)
+    frame[500:567, 900:940] = (0, 0, 255)  # an object, red on black
+    frame[500:510, 900:940] = (255, 0, 0)  # its top edge blue
+    objects = [
+        {"id": 1, "xyxy": [900.0, 500.0, 940.0, 567.0]},
+        {"id": 2, "xyxy": [-5000.0, -5000.0, -4990.0, -4980.0]},  # not in the view: dropped
+    ]
+    (kept,) = train_gpu.in_view(view, objects)
+    assert kept["id"] == 1
+    picture = view.warp(frame)
+    ys, xs = np.nonzero(picture.max(axis=2) > 127)
+    np.testing.assert_allclose(
+        kept["xyxy"], [xs.min(), ys.min(), xs.max() + 1, ys.max() + 1], atol=2
+    )
+    x1, y1, x2, y2 = (round(v) for v in kept["xyxy"])
+    cut = picture[y1:y2, x1:x2]
+    inner = cut[2:-2, 2:-2]
+    assert inner[-3:, :, 0].min() > 200 and inner[:3, :, 2].min() > 200  # turned: blue below
