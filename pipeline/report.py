@@ -36,6 +36,8 @@ from pipeline.events import (
     TileExposed,
     describe,
 )
+from vision.draw import BGR
+from vision.draw import SEVERITY_COLOURS as SEVERITY_BGR
 
 REPORT_FILE = "report.html"
 TIMELINE_WIDTH = 1000  # SVG user units across the whole video
@@ -54,7 +56,32 @@ PHASE_COLOURS = {
     Phase.SETTLEMENT: "#9e9ac8",
 }
 ROWS = {"rounds": 2, "camera": 24, "alerts": 42}  # timeline rows: name -> top y
-SEVERITY_COLOURS = {"critical": "#c0392b", "high": "#e67e22", "medium": "#f1c40f", "low": "#d4ac0d"}
+LIGHT_LUMA = 128  # Rec. 601 luma (0-255) above which a colour takes dark text, not white
+
+
+def _hex(bgr: BGR) -> str:
+    """The CSS ``#rrggbb`` of an OpenCV BGR colour.
+
+    >>> _hex((40, 40, 220))
+    '#dc2828'
+    """
+    b, g, r = bgr
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _ink(bgr: BGR) -> str:
+    """A text colour readable on ``bgr``: dark on light colours (the yellows), white on dark.
+
+    >>> _ink((40, 40, 220)), _ink((0, 215, 255))
+    ('#fff', '#222')
+    """
+    b, g, r = bgr
+    return "#222" if 0.299 * r + 0.587 * g + 0.114 * b > LIGHT_LUMA else "#fff"
+
+
+# the annotated video's severity palette, as CSS colours, and the text colour each takes
+SEVERITY_COLOURS = {severity: _hex(bgr) for severity, bgr in SEVERITY_BGR.items()}
+SEVERITY_INK = {severity: _ink(bgr) for severity, bgr in SEVERITY_BGR.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,6 +412,7 @@ def _snapshot_html(alert: Alert, out_dir: Path) -> str:
 def _irregularity_html(messages: list[Alert], out_dir: Path) -> str:
     first, last = messages[0], messages[-1]
     colour = SEVERITY_COLOURS.get(first.severity, "#888")
+    ink = SEVERITY_INK.get(first.severity, "#fff")
     box = f", box {first.box}" if first.box is not None else ""
     rules = first.rule + (f" (1998: {first.rule_1998})" if first.rule_1998 else "")
     started = last.evidence.get("started_s", first.video_time_s)
@@ -397,7 +425,8 @@ def _irregularity_html(messages: list[Alert], out_dir: Path) -> str:
     return (
         f'<article class="irregularity" id="irr-{_e(_anchor(first))}" '
         f'style="border-left-color:{colour}">'
-        f'<h3><span class="sev" style="background:{colour}">{_e(first.severity)}</span> '
+        f'<h3><span class="sev" style="background:{colour};color:{ink}">'
+        f"{_e(first.severity)}</span> "
         f"{_e(first.kind)} <small>round {first.round}{box}</small></h3>"
         f'<div class="irr-body"><div class="irr-text">'
         f"<p><b>Rule</b> {_e(rules)}<br><b>Action</b> {_e(first.action)}<br>"

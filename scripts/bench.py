@@ -374,14 +374,14 @@ def gate_stats(gate) -> dict:
 def _agreement(ref, got) -> tuple[int, int, int, int]:
     """Ungated boxes ``ref`` matched by gated boxes ``got``: (matched, all, matched confident,
     confident)."""
-    from vision.metrics import box_iou
+    from vision.geometry import UNION_EPS, iou_matrix
 
     if not len(ref):
         return 0, 0, 0, 0
     hit = np.zeros(len(ref), bool)
     if len(got):
         same = ref.class_id[:, None] == got.class_id[None, :]
-        hit = ((box_iou(ref.xyxy, got.xyxy) > MATCH_IOU) & same).any(axis=1)
+        hit = ((iou_matrix(ref.xyxy, got.xyxy, eps=UNION_EPS) > MATCH_IOU) & same).any(axis=1)
     sure = ref.confidence >= CONFIDENT
     return int(hit.sum()), len(ref), int(hit[sure].sum()), int(sure.sum())
 
@@ -389,12 +389,13 @@ def _agreement(ref, got) -> tuple[int, int, int, int]:
 def _track_agreement(ref, got, frame: int) -> tuple[int, int, int, int]:
     """Ungated tracks seen on ``frame`` matched by a gated track of the same kind (IoU); and
     of the face-up tiles and dice among the matched, how many read the same face or value."""
-    from vision.metrics import box_iou
+    from vision.geometry import UNION_EPS, iou_matrix
 
     ref = [t for t in ref if t.last_seen_frame == frame]
     if not ref or not got:
         return 0, len(ref), 0, 0
-    iou = box_iou(np.array([t.xyxy for t in ref]), np.array([t.xyxy for t in got]))
+    ref_xyxy, got_xyxy = np.array([t.xyxy for t in ref]), np.array([t.xyxy for t in got])
+    iou = iou_matrix(ref_xyxy, got_xyxy, eps=UNION_EPS)
     matched = shown = same = 0
     for i, t in enumerate(ref):
         j = int(iou[i].argmax())
@@ -431,12 +432,14 @@ def truth_boxes(clip: Path):
 
 def _recall(truth, det) -> np.ndarray:
     """(truth matched, truth, detections matching a truth box, detections) at MATCH_IOU."""
-    from vision.metrics import box_iou
+    from vision.geometry import UNION_EPS, iou_matrix
 
     xyxy, cls = truth
     if not len(xyxy) or not len(det):
         return np.array([0, len(xyxy), 0, len(det)])
-    ok = (box_iou(xyxy, det.xyxy) > MATCH_IOU) & (cls[:, None] == det.class_id[None, :])
+    ok = (iou_matrix(xyxy, det.xyxy, eps=UNION_EPS) > MATCH_IOU) & (
+        cls[:, None] == det.class_id[None, :]
+    )
     return np.array([ok.any(axis=1).sum(), len(xyxy), ok.any(axis=0).sum(), len(det)])
 
 

@@ -48,7 +48,8 @@ from pipeline.layout import layout_from_scenario
 from pipeline.review import ReviewConfig, keep_watching, pipeline_config, still_skip
 from pipeline.runner import NO_PICTURE, FrameResult, TablePipeline
 from vision.detector import DetectorConfig
-from vision.metrics import DetectionEvaluator, box_iou
+from vision.geometry import UNION_EPS, iou_matrix
+from vision.metrics import DetectionEvaluator
 from vision.types import DETECTOR_CLASSES, Detections, Frame, Track
 
 CLIP_FILES = ("clip.mp4", "scenario.json", "truth.jsonl.gz")
@@ -263,7 +264,8 @@ def hand_membership(plan: dict, seen: Observed, truth: dict[int, dict]) -> dict:
             if track_id not in tracks or not tiles:
                 continue
             box = np.array(tracks[track_id].xyxy, np.float64)[None]
-            overlap = box_iou(box, np.array([o["xyxy"] for o in tiles], np.float64))[0]
+            tiles_xyxy = np.array([o["xyxy"] for o in tiles], np.float64)
+            overlap = iou_matrix(box, tiles_xyxy, eps=UNION_EPS)[0]
             best = int(overlap.argmax())
             if overlap[best] >= MEMBERSHIP_IOU and owner.get(tiles[best]["id"]) == event.box:
                 right.add(tiles[best]["id"])

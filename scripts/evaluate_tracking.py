@@ -29,7 +29,8 @@ from scipy.optimize import linear_sum_assignment
 
 from pipeline.layout import layout_from_scenario
 from vision.faces import FACE_CLASSES
-from vision.tracker import Tracker, TrackerConfig, iou_matrix
+from vision.geometry import iou_matrix
+from vision.tracker import Tracker, TrackerConfig
 from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Detections, Track
 
 CLASS_OF_TRUTH = {"chip": CHIP, "die": DIE, "hand": HAND}

@@ -24,6 +24,7 @@ from vision.faces import (
     turned_up,
 )
 from vision.felt import FeltBalance, FeltConfig
+from vision.geometry import UNION_EPS, iou_matrix
 from vision.refine import refine_bright_box
 from vision.types import DETECTOR_CLASSES, DIE, TILE_DOWN, TILE_UP, Detections, Frame
 
@@ -175,15 +176,11 @@ def nms(xyxy: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarra
     [0, 2]
     """
     order = np.argsort(-scores)
-    areas = (xyxy[:, 2] - xyxy[:, 0]) * (xyxy[:, 3] - xyxy[:, 1])
     keep = []
     while order.size:
         i, rest = order[0], order[1:]
         keep.append(i)
-        tl = np.maximum(xyxy[i, :2], xyxy[rest, :2])
-        br = np.minimum(xyxy[i, 2:], xyxy[rest, 2:])
-        inter = np.prod(np.clip(br - tl, 0, None), axis=1)
-        iou = inter / (areas[i] + areas[rest] - inter + 1e-9)
+        iou = iou_matrix(xyxy[i][None], xyxy[rest], eps=UNION_EPS)[0]
         order = rest[iou <= iou_threshold]
     return np.array(keep, dtype=np.int64)
 

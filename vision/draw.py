@@ -33,11 +33,12 @@ CLASS_COLOURS: dict[int, BGR] = {
     DIE: (0, 255, 255),  # yellow
     HAND: (170, 170, 170),  # grey
 }
+# the one severity palette: the review report takes its CSS colours from it
 SEVERITY_COLOURS: dict[str, BGR] = {
-    "critical": (40, 40, 220),
-    "high": (0, 110, 240),
-    "medium": (0, 190, 240),
-    "low": (0, 215, 255),
+    "critical": (40, 40, 220),  # red
+    "high": (0, 110, 240),  # orange
+    "medium": (0, 190, 240),  # amber
+    "low": (0, 215, 255),  # yellow
 }
 HIGHLIGHT: BGR = (60, 60, 255)
 WHITE: BGR = (255, 255, 255)

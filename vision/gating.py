@@ -43,6 +43,7 @@ from typing import Protocol
 import cv2
 import numpy as np
 
+from vision.geometry import UNION_EPS, iou_matrix, touch_matrix
 from vision.types import TILE_DOWN, TILE_UP, Detections, Frame
 
 
@@ -178,28 +179,10 @@ def changed_boxes(
     ).astype(np.int64)
 
 
-def _overlaps(boxes: np.ndarray, rect) -> np.ndarray:
-    """Which ``boxes (N, 4)`` intersect ``rect`` (touching edges count)."""
-    x1, y1, x2, y2 = rect
-    return (boxes[:, 0] <= x2) & (boxes[:, 2] >= x1) & (boxes[:, 1] <= y2) & (boxes[:, 3] >= y1)
-
-
 def _inside(boxes: np.ndarray, rect) -> np.ndarray:
     """Which ``boxes (N, 4)`` lie wholly inside ``rect``."""
     x1, y1, x2, y2 = rect
     return (boxes[:, 0] >= x1) & (boxes[:, 1] >= y1) & (boxes[:, 2] <= x2) & (boxes[:, 3] <= y2)
-
-
-def _touch_any(boxes: np.ndarray, rects: np.ndarray) -> np.ndarray:
-    """Which ``boxes (N, 4)`` intersect any of ``rects (K, 4)``."""
-    if not len(boxes) or not len(rects):
-        return np.zeros(len(boxes), bool)
-    return (
-        (boxes[:, None, 0] <= rects[None, :, 2])
-        & (boxes[:, None, 2] >= rects[None, :, 0])
-        & (boxes[:, None, 1] <= rects[None, :, 3])
-        & (boxes[:, None, 3] >= rects[None, :, 1])
-    ).any(axis=1)
 
 
 def _at_least(lo: float, hi: float, side: float, limit: float) -> tuple[float, float]:
@@ -247,15 +230,6 @@ def _same_kind(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``(N, M)`` whether class ids are one kind (a tile face up or down is one kind)."""
     tile_a, tile_b = np.isin(a, (TILE_DOWN, TILE_UP)), np.isin(b, (TILE_DOWN, TILE_UP))
     return (a[:, None] == b[None, :]) | (tile_a[:, None] & tile_b[None, :])
-
-
-def _iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    tl = np.maximum(a[:, None, :2], b[None, :, :2])
-    br = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.prod(np.clip(br - tl, 0, None), axis=2)
-    area_a = np.prod(a[:, 2:] - a[:, :2], axis=1)
-    area_b = np.prod(b[:, 2:] - b[:, :2], axis=1)
-    return inter / (area_a[:, None] + area_b[None, :] - inter + 1e-9)
 
 
 def _concat(parts: list[Detections]) -> Detections:
@@ -358,7 +332,7 @@ class GatedDetector:
         old = self._detections.xyxy
         rects = []
         for x1, y1, x2, y2 in changed:
-            touching = old[_overlaps(old, (x1, y1, x2, y2))]
+            touching = old[touch_matrix(old, [(x1, y1, x2, y2)]).any(axis=1)]
             if len(touching):
                 x1, y1 = min(x1, touching[:, 0].min()), min(y1, touching[:, 1].min())
                 x2, y2 = max(x2, touching[:, 2].max()), max(y2, touching[:, 3].max())
@@ -402,7 +376,7 @@ class GatedDetector:
             interior = self._interior(rect, w, h)
             new = self.detector.detect_region(image, rect)
             new = new[_inside(new.xyxy, interior)]
-            here = changed[_overlaps(changed, rect)]
+            here = changed[touch_matrix(changed, [rect]).any(axis=1)]
             detections = self._merge(detections, new, here)
             self._update_reference(current, interior)
             self.stats.region_runs += 1
@@ -415,13 +389,13 @@ class GatedDetector:
     def _merge(self, old: Detections, new: Detections, changed: np.ndarray) -> Detections:
         """Carried detections ``old`` and one region's uncut detections ``new``, given the
         region's changed boxes (full-frame px): see the module's docstring."""
-        stale = _touch_any(old.xyxy, changed)
-        fresh = _touch_any(new.xyxy, changed)
+        stale = touch_matrix(old.xyxy, changed).any(axis=1)
+        fresh = touch_matrix(new.xyxy, changed).any(axis=1)
         dup = np.zeros((len(old), len(new)), bool)
         if len(old) and len(new):
-            dup = (_iou(old.xyxy, new.xyxy) > self.config.duplicate_iou) & _same_kind(
-                old.class_id, new.class_id
-            )
+            dup = (
+                iou_matrix(old.xyxy, new.xyxy, eps=UNION_EPS) > self.config.duplicate_iou
+            ) & _same_kind(old.class_id, new.class_id)
         drop_new = ~fresh & dup[~stale].any(axis=0)
         drop_old = stale | dup[:, fresh].any(axis=1)
         return _concat([old[~drop_old], new[~drop_new]])

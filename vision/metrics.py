@@ -11,22 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vision.geometry import UNION_EPS, iou_matrix
+
 IOU_THRESHOLDS = np.linspace(0.5, 0.95, 10)
 RECALL_POINTS = np.linspace(0.0, 1.0, 101)
-
-
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """IoU matrix ``(N, M)`` of boxes ``a (N, 4)`` and ``b (M, 4)`` in xyxy.
-
-    >>> box_iou(np.array([[0, 0, 2, 2]]), np.array([[1, 0, 3, 2], [0, 0, 2, 2]])).round(3).tolist()
-    [[0.333, 1.0]]
-    """
-    tl = np.maximum(a[:, None, :2], b[None, :, :2])
-    br = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    inter = np.prod(np.clip(br - tl, 0, None), axis=2)
-    area_a = np.prod(a[:, 2:] - a[:, :2], axis=1)
-    area_b = np.prod(b[:, 2:] - b[:, :2], axis=1)
-    return inter / (area_a[:, None] + area_b[None, :] - inter + 1e-9)
 
 
 @dataclass
@@ -42,7 +30,7 @@ def _match(pred_xyxy, pred_scores, true_xyxy) -> np.ndarray:
     hits = np.zeros((len(pred_xyxy), len(IOU_THRESHOLDS)), bool)
     if not len(true_xyxy) or not len(pred_xyxy):
         return hits
-    iou = box_iou(pred_xyxy[order], true_xyxy)
+    iou = iou_matrix(pred_xyxy[order], true_xyxy, eps=UNION_EPS)
     for t, thr in enumerate(IOU_THRESHOLDS):
         taken = np.zeros(len(true_xyxy), bool)
         for row, det in enumerate(order):

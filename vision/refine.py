@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from vision.geometry import iou_matrix
+
 
 @dataclass(frozen=True)
 class BrightBlobConfig:
@@ -24,14 +26,6 @@ class BrightBlobConfig:
 
 
 _DISC3 = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
-
-
-def _iou(a, b) -> float:
-    tl = np.maximum(a[:2], b[:2])
-    br = np.minimum(a[2:], b[2:])
-    inter = float(np.prod(np.clip(br - tl, 0, None)))
-    union = float(np.prod(a[2:] - a[:2]) + np.prod(b[2:] - b[:2])) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def _bright_mask(crop: np.ndarray) -> np.ndarray:
@@ -76,4 +70,5 @@ def refine_bright_box(
     raw = np.asarray(xyxy, np.float32)
     too_far = np.abs(refined - raw) > cfg.max_edge_shift * np.array([w, h, w, h], np.float32)
     refined = np.where(too_far, raw, refined)  # a blob that leaked keeps the detector's edge
-    return refined if _iou(refined, raw) >= cfg.min_iou else xyxy
+    iou = float(iou_matrix(refined[None], raw[None])[0, 0])
+    return refined if iou >= cfg.min_iou else xyxy

@@ -32,6 +32,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from vision.faces import DIE_TIPPED, FACE_CLASSES, is_die_value, reading
+from vision.geometry import cover_matrix, iou_matrix
 from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Detections, Track
 
 _INFEASIBLE = 1e9  # cost of a forbidden pair (implementation constant, not a threshold)
@@ -160,24 +161,6 @@ def kind_of(class_id: np.ndarray) -> np.ndarray:
     return np.where(class_id == TILE_UP, TILE_DOWN, class_id)
 
 
-def iou_matrix(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
-    """IoU of boxes ``a (A, 4)`` against ``b (B, 4)``; returns ``(A, B)``.
-
-    >>> iou_matrix(np.array([[0, 0, 2, 2]]), np.array([[1, 0, 3, 2], [5, 5, 6, 6]])).round(3)
-    array([[0.333, 0.   ]])
-    """
-    inter = _intersection(a_xyxy, b_xyxy)
-    union = _area(a_xyxy)[:, None] + _area(b_xyxy)[None, :] - inter
-    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
-
-
-def cover_matrix(a_xyxy: np.ndarray, b_xyxy: np.ndarray) -> np.ndarray:
-    """Fraction of each box ``a (A, 4)`` covered by each box ``b (B, 4)``; returns ``(A, B)``."""
-    inter = _intersection(a_xyxy, b_xyxy)
-    area = _area(a_xyxy)[:, None]
-    return np.divide(inter, area, out=np.zeros_like(inter), where=area > 0)
-
-
 def centre_distance_norm(track_xyxy: np.ndarray, det_xyxy: np.ndarray) -> np.ndarray:
     """Centre distance ``(T, D)`` from tracks to detections, in units of each track's diagonal."""
     tc = (track_xyxy[:, :2] + track_xyxy[:, 2:]) / 2
@@ -185,19 +168,6 @@ def centre_distance_norm(track_xyxy: np.ndarray, det_xyxy: np.ndarray) -> np.nda
     diag = np.hypot(*(track_xyxy[:, 2:] - track_xyxy[:, :2]).T)
     dist = np.linalg.norm(tc[:, None, :] - dc[None, :, :], axis=2)
     return dist / np.maximum(diag, 1.0)[:, None]
-
-
-def _area(xyxy: np.ndarray) -> np.ndarray:
-    xyxy = np.asarray(xyxy, np.float64)
-    return np.clip(xyxy[:, 2] - xyxy[:, 0], 0, None) * np.clip(xyxy[:, 3] - xyxy[:, 1], 0, None)
-
-
-def _intersection(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    lt = np.maximum(a[:, None, :2], b[None, :, :2])
-    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
-    wh = np.clip(rb - lt, 0, None)
-    return wh[..., 0] * wh[..., 1]
 
 
 def assign(

@@ -81,8 +81,8 @@ def detectors():
 
 
 def _found(detections, objects) -> tuple[int, int]:
+    from vision.geometry import iou_matrix
     from vision.synth.stills import class_id
-    from vision.tracker import iou_matrix
 
     objects = [o for o in objects if o.visibility >= 0.5]
     truth = np.array([o.xyxy for o in objects]).reshape(-1, 4)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from vision.detector import Detector, DetectorConfig, decode, letterbox
-from vision.metrics import box_iou
+from vision.geometry import UNION_EPS, iou_matrix
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORD = ROOT / "golden" / "parity_ultralytics.json"
@@ -22,7 +22,9 @@ CLEAR_CONFIDENCE = 0.35  # detections near the threshold may fall either side of
 
 
 def _match(a_xyxy, a_cls, a_conf, b_xyxy, b_cls) -> list[bool]:
-    iou = box_iou(a_xyxy, b_xyxy) if len(a_xyxy) and len(b_xyxy) else np.zeros((len(a_xyxy), 0))
+    iou = np.zeros((len(a_xyxy), 0))
+    if len(a_xyxy) and len(b_xyxy):
+        iou = iou_matrix(a_xyxy, b_xyxy, eps=UNION_EPS)
     same = a_cls[:, None] == b_cls[None, :]
     return [
         bool(((iou[i] > MIN_IOU) & same[i]).any())
