@@ -295,7 +295,7 @@ def render(entries: Iterable[tuple[int, tuple[str, ...]]], work: Path) -> list[P
 def _entries(args: argparse.Namespace) -> list[tuple[int, tuple[str, ...]]]:
     entries: list[tuple[int, tuple[str, ...]]] = []
     if args.suite:
-        from pipeline.synth_cli import suite_entries
+        from pipeline.cli.synth import suite_entries
 
         entries += suite_entries(args.clean, args.per_kind, None)
     if args.subset:

@@ -1,6 +1,8 @@
 """DESIGN.md's layering, held by parsing every import in the packages and scripts."""
 
 import ast
+import graphlib
+import itertools
 import sys
 from pathlib import Path
 
@@ -25,6 +27,9 @@ CONFINED = {
     "torch": ("scripts/",),
 }
 STDLIB = set(sys.stdlib_module_names)
+PACKAGES = ("paigow", "vision", "pipeline")  # importable packages (scripts/ are run by path)
+ALLOWED_CYCLES: dict[frozenset[str], str] = {}
+"""Import cycles tolerated for now (their modules -> why); add one only with its reason."""
 
 
 def imports(path: Path) -> set[str]:
@@ -66,13 +71,108 @@ def test_confined_modules_live_in_one_place():
 
 def test_runtime_never_imports_the_renderer():
     runtime = [p for p in python_files("vision") if "synth" not in p.parts]
-    runtime += [p for p in python_files("pipeline") if p.name != "synth_cli.py"]
+    runtime += [p for p in python_files("pipeline") if p != ROOT / "pipeline" / "cli" / "synth.py"]
     for path in runtime:
         text = path.read_text(encoding="utf-8")
         assert "vision.synth" not in text, f"{path.relative_to(ROOT)} imports vision.synth"
 
 
+def module_name(path: Path) -> str:
+    """``pipeline/cli/__init__.py`` -> ``pipeline.cli``; ``pipeline/cli/game.py`` ->
+    ``pipeline.cli.game``."""
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _for_type_checkers(node: ast.AST) -> bool:
+    """``if TYPE_CHECKING:``: imports that never run."""
+    return isinstance(node, ast.If) and ast.unparse(node.test) in {
+        "TYPE_CHECKING",
+        "typing.TYPE_CHECKING",
+    }
+
+
+def load_time_imports(path: Path) -> set[str]:
+    """Absolute names of what ``path`` imports when it is loaded: statements outside functions
+    (in a class body, an ``if`` or a ``try`` too), except under ``if TYPE_CHECKING:``. A
+    ``from X import y`` yields ``X.y`` as well as ``X``, since ``y`` may be a submodule."""
+    name = module_name(path)
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    out: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            return  # runs when called, not when the module loads
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) + 1 - node.level] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            out.add(module)
+            out.update(f"{module}.{a.name}" for a in node.names)
+        for child in node.orelse if _for_type_checkers(node) else ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    return out
+
+
+def _most_specific(imported: str, modules: dict[str, Path]) -> str | None:
+    """The longest of ``modules`` that ``imported`` is or lies in (None: not one of ours)."""
+    parts = imported.split(".")
+    for n in range(len(parts), 0, -1):
+        if ".".join(parts[:n]) in modules:
+            return ".".join(parts[:n])
+    return None
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Our module -> our modules it imports at load time. An imported name counts as its most
+    specific module of ours (``from pipeline.cli import game``: ``pipeline.cli.game``;
+    ``from pipeline.bus import AlertStore``: ``pipeline.bus``); a package an import passes
+    through on the way is not counted (its ``__init__`` runs first, whoever imports it)."""
+    modules = {module_name(p): p for package in PACKAGES for p in python_files(package)}
+    graph = {}
+    for name, path in modules.items():
+        found = {_most_specific(imported, modules) for imported in load_time_imports(path)}
+        graph[name] = found - {None, name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` (first module repeated last), ignoring allowed cycles."""
+    graph = {m: set(deps) for m, deps in graph.items()}
+    for members in ALLOWED_CYCLES:
+        for m in members:
+            graph.get(m, set()).difference_update(members)
+    try:
+        graphlib.TopologicalSorter(graph).prepare()
+    except graphlib.CycleError as exc:
+        return list(reversed(exc.args[1]))
+    return None
+
+
+def test_our_modules_import_no_cycle():
+    """Each module of ours can be loaded before the modules that import it: none is used
+    half-initialised by a module it imports. (Imports inside functions are not held here.)"""
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_finder_finds_cycles():
+    """Guard the guard: a back import in a graph is reported, and only there."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    cycle = find_cycle(graph)
+    assert cycle is not None and cycle[0] == cycle[-1] and set(cycle) == {"a", "b", "c"}
+    assert all(after in graph[before] for before, after in itertools.pairwise(cycle))
+    assert find_cycle({"a": {"b"}, "b": set(), "d": {"a", "b"}}) is None
+
+
 def test_the_checker_sees_imports():
     """Guard the guard: the parser finds imports, so the tests above cannot pass vacuously."""
-    assert "paigow" in imports(ROOT / "pipeline" / "game_cli.py")
+    assert "paigow" in imports(ROOT / "pipeline" / "cli" / "game.py")
     assert len(python_files("paigow")) >= 5
+    graph = import_graph()
+    assert {"pipeline.cli.game", "pipeline.cli.common"} <= graph["pipeline.cli"]
+    assert "pipeline.bus.endpoints" in graph["pipeline.cli.alerts"]
+    assert "pipeline.bus.publisher" not in graph["pipeline.bus"]  # TYPE_CHECKING only

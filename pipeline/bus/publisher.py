@@ -26,6 +26,7 @@ from types import TracebackType
 import zmq
 
 from pipeline.alerts import Alert, AlertState, to_wire, utc_now
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.bus.keys import ServerCurve, secure_server, start_authenticator
 from pipeline.bus.store import AlertStore
 from pipeline.bus.wire import (
@@ -42,8 +43,6 @@ from pipeline.bus.wire import (
 )
 from pipeline.journal import Journal, JournalError
 
-PUB_ENDPOINT = "tcp://127.0.0.1:5556"
-REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
 _STOP_POLL_S = 0.1
 """Longest the background thread waits before it looks at the stop flag (close() latency)."""
 

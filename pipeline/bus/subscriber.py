@@ -33,8 +33,8 @@ from types import TracebackType
 import zmq
 
 from pipeline.alerts import Alert, from_wire
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.bus.keys import ClientCurve, secure_client
-from pipeline.bus.publisher import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.bus.wire import (
     ALERT_PREFIX,
     HEARTBEAT_PREFIX,

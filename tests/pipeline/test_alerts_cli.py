@@ -11,12 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline import alerts_cli
 from pipeline.alerts import describe_alert, from_wire, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.bus.keys import server_curve
-from pipeline.bus.publisher import PUB_ENDPOINT, REPLAY_ENDPOINT
-from pipeline.cli import main
+from pipeline.cli import build_parser, main
 from pipeline.journal import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,7 +146,21 @@ def test_keys_new_then_a_curve_console(tmp_path, ctx, capsys):
 
 
 def test_console_defaults_are_the_bus_defaults():
-    assert (alerts_cli.PUB_ENDPOINT, alerts_cli.REPLAY_ENDPOINT) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
+    args = build_parser().parse_args(["alerts"])
+    assert (args.connect, args.replay) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
+
+
+def test_the_parser_loads_no_transport():
+    """The commands take their bus defaults from pipeline.bus.endpoints: ``paigow --help`` and
+    the game commands must not pay for zmq (nor the journal's sqlite3) to build the parser."""
+    code = (
+        "import sys; from pipeline.cli import build_parser; build_parser(); "
+        "print(sorted({'zmq', 'sqlite3'} & sys.modules.keys()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
 
 
 @pytest.mark.parametrize(

@@ -21,11 +21,10 @@ import numpy as np
 import pytest
 import yaml
 
-from pipeline import monitor_cli
 from pipeline.alerts import describe_alert, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
-from pipeline.bus.publisher import PUB_ENDPOINT, REPLAY_ENDPOINT
-from pipeline.cli import main
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
+from pipeline.cli import build_parser, main
 from pipeline.events import VisionDegraded, VisionRestored
 from pipeline.journal import Journal
 from pipeline.layout import load_default_layout, spec_from_scenario
@@ -413,10 +412,8 @@ def test_the_real_pipeline_on_a_few_frames_of_the_demo_clip(tmp_path):
 
 
 def test_the_cli_bus_defaults_match_the_publisher():
-    assert (monitor_cli.PUB_ENDPOINT, monitor_cli.REPLAY_ENDPOINT) == (
-        PUB_ENDPOINT,
-        REPLAY_ENDPOINT,
-    )
+    args = build_parser().parse_args(["monitor", "0", "--layout", "L", "--table", "T1"])
+    assert (args.publish, args.replay) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
 
 
 def write_clip(path: Path, seconds: float, size_wh=(160, 120)) -> Path:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from pipeline.cli import main
-from pipeline.synth_cli import suite_entries
+from pipeline.cli.synth import suite_entries
 from vision.synth.round_plan import INJECTABLE
 
 

@@ -13,30 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.alerts import Alert, describe_alert, to_wire
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
+from pipeline.cli.common import positive
 
-# The bus defaults, repeated (and tested equal) so that building the parser imports no zmq.
-PUB_ENDPOINT = "tcp://127.0.0.1:5556"
-REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
 CONSOLE_KEY = "console"
-
-
-def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
-    """An argparse ``type`` for a number above 0 (a one-line usage error otherwise)."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text} must be > 0")
-        return value
-
-    return parse
 
 
 def register(sub: argparse._SubParsersAction) -> None:

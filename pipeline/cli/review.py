@@ -15,15 +15,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-DEMO_DIR = Path(__file__).resolve().parents[1] / "datasets" / "samples" / "demo_round"
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
+from pipeline.cli.common import UsageError, check_size
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "datasets" / "samples" / "demo_round"
 DEMO_STRIDE = 2  # the demo reads every 2nd frame (12.5 fps, motion-gated detector): about a
 # minute on 2 cores; 5 fps misses exposures and misreads faces (false alerts at stride 5)
 DEFAULT_TABLE = "T1"
 STILL_STRIDE = 8  # ReviewConfig.still_stride, repeated (and tested equal) so that building the
 # parser imports no video stack
-# The bus defaults, repeated (and tested equal) so that building the parser imports no zmq.
-PUB_ENDPOINT = "tcp://127.0.0.1:5556"
-REPLAY_ENDPOINT = "tcp://127.0.0.1:5557"
 SCENARIO_FILE = "scenario.json"
 
 
@@ -107,7 +107,6 @@ def _layout(video: Path, layout_path: Path | None):
 def _prepare_out(out: Path, overwrite: bool) -> None:
     """Refuse a file as DIR, and an earlier review in it unless ``overwrite`` (then remove
     only the review's own files)."""
-    from pipeline.cli import UsageError
     from pipeline.review import JOURNAL_FILE, OUTPUT_FILES, SNAPSHOT_DIR
 
     if out.exists() and not out.is_dir():
@@ -132,19 +131,7 @@ def _say_alert(alert) -> None:
     tqdm.write(describe_alert(alert), file=sys.stdout)
 
 
-def check_size(layout, size_wh: tuple[int, int] | None, prefix: str = "") -> None:
-    """Warn on stderr when the layout was drawn for frames of another size than the source's."""
-    if layout.image_size_wh and size_wh and tuple(layout.image_size_wh) != tuple(size_wh):
-        w, h = layout.image_size_wh
-        print(
-            f"{prefix}warning: the layout is for {w}x{h} frames, the video is "
-            f"{size_wh[0]}x{size_wh[1]}: zones may be off",
-            file=sys.stderr,
-        )
-
-
 def _run(args: argparse.Namespace, video: Path, out: Path, layout_path: Path | None, publish):
-    from pipeline.cli import UsageError
     from pipeline.review import ReviewConfig, probe_video, review
 
     if args.stride < 1:
@@ -216,8 +203,6 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from pipeline.cli import UsageError
-
     video = DEMO_DIR / "clip.mp4"
     if not video.is_file():
         raise UsageError(f"{video}: the sample clip is missing (install from a source checkout)")

@@ -1,8 +1,11 @@
 """The ``paigow`` command: one composition root that dispatches to sub-commands.
 
-Each sub-command module exposes ``register(subparsers)``, which adds its parser and sets
-``func(args) -> int``. Bad input raises :class:`UsageError` (or a ``ValueError`` from the engine)
-and becomes one line on stderr with exit status 2, never a traceback.
+One module per command (:mod:`pipeline.cli.game`, ``synth``, ``detect``, ``alerts``,
+``monitor``, ``review``); what several share lives in :mod:`pipeline.cli.common`, and no command
+imports another or this package. Each command module exposes ``register(subparsers)``, which
+adds its parser and sets ``func(args) -> int``. Bad input raises
+:class:`~pipeline.cli.common.UsageError` (or a ``ValueError`` from the engine) and becomes one
+line on stderr with exit status 2, never a traceback.
 """
 
 from __future__ import annotations
@@ -13,17 +16,11 @@ import signal
 import sys
 import threading
 
-from pipeline import alerts_cli, detect_cli, game_cli, monitor_cli, review_cli, synth_cli
+from pipeline.cli import alerts, detect, game, monitor, review, synth
+from pipeline.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
-EXIT_USAGE = 2
-EXIT_INTERNAL = 1
-EXIT_INTERRUPTED = 130
 DEBUG_ENV = "PAIGOW_DEBUG"
-COMMANDS = (game_cli, synth_cli, detect_cli, alerts_cli, monitor_cli, review_cli)
-
-
-class UsageError(ValueError):
-    """Bad input from the command line; printed as one line, exit status 2."""
+COMMANDS = (game, synth, detect, alerts, monitor, review)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,7 +64,3 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -31,10 +31,10 @@ from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
 
-from pipeline.alerts_cli import PUB_ENDPOINT, REPLAY_ENDPOINT, positive
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
+from pipeline.cli.common import EXIT_INTERRUPTED, check_size, positive
 
 DEFAULT_JOURNAL = Path("alerts.db")
-EXIT_SIGINT = 130
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -153,14 +153,13 @@ def cmd_monitor(args: argparse.Namespace) -> int:
         f"stopped ({why}): {stats.frames} frames, {stats.dropped} dropped, {stats.gaps} gaps, "
         f"{stats.alerts} alerts journaled in {args.journal}"
     )
-    return EXIT_SIGINT if signals.signal == signal.SIGINT else 0
+    return EXIT_INTERRUPTED if signals.signal == signal.SIGINT else 0
 
 
 def _monitor(args: argparse.Namespace, stop: threading.Event):
     from pipeline.bus import AlertStore
     from pipeline.layout import load_layout
     from pipeline.monitor import ConsoleReport, Monitor, MonitorConfig
-    from pipeline.review_cli import check_size
     from pipeline.snapshots import SnapshotConfig, Snapshots
     from pipeline.sources import SourceConfig, open_source
 
