@@ -165,7 +165,7 @@ def summary_lines(result) -> list[str]:
     """The short summary printed after a review."""
     from pipeline.alerts import AlertState
     from pipeline.events import DeliveryDone
-    from pipeline.report import REPORT_FILE, boxes_in_order
+    from pipeline.review.report import REPORT_FILE, boxes_in_order
 
     run = result.info
     notes = [f"1 in {run.stride}"] if run.stride > 1 else []

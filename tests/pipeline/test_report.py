@@ -24,7 +24,7 @@ from pipeline.events import (
     Phase,
     PhaseChanged,
 )
-from pipeline.report import RunInfo, Unreadable, blind_intervals, render_report, rounds_of
+from pipeline.review.report import RunInfo, Unreadable, blind_intervals, render_report, rounds_of
 
 ORDER = (4, 5, 6, 7, 8, 1, 2, 3)
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")

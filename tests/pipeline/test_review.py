@@ -19,19 +19,19 @@ from pipeline.alerts import AlertState, make_alert
 from pipeline.cli import main
 from pipeline.cli import review as review_cli
 from pipeline.layout import load_default_layout
-from pipeline.report import boxes_in_order
 from pipeline.review import (
     Annotator,
     ReviewConfig,
     ReviewWriter,
     StillSkip,
-    _InOrder,
     keep_watching,
     picture_size,
     pipeline_config,
     probe_video,
     review,
 )
+from pipeline.review.report import boxes_in_order
+from pipeline.review.writers import _InOrder
 from pipeline.runner import FrameResult, TablePipeline
 from pipeline.snapshots import SnapshotConfig, SnapshotRing
 from vision.types import DIE, TILE_DOWN, TILE_UP, Detections, Frame, Track

@@ -1,0 +1,86 @@
+"""Post-incident review: a recorded video through the table pipeline, into a folder to read.
+
+:func:`review` decodes the video, runs every ``stride``-th frame through
+:class:`~pipeline.runner.TablePipeline` (fewer while the picture stays still:
+:class:`StillSkip`) and writes into ``out_dir``:
+
+- ``events.jsonl``: one JSON object per table event, ``{"type": "DiceRead", "frame": ...}``
+  with every field of the event, in the order the events were revealed;
+- ``journal.sqlite``, the alert journal that numbers the alerts, and ``alerts.jsonl``, each
+  alert's wire object (schema 1, ``seq`` included) as journaled;
+- ``snapshots/{table}/...jpg``: per irregularity, the frame where it began (the evidence's
+  ``snapshot``), its evidence tracks outlined in red;
+- ``annotated.mp4``: H.264 at reduced size: zones and box numbers, tracks with ids and faces,
+  the phase, the open alerts;
+- ``report.html`` (:mod:`pipeline.review.report`).
+
+Frames come from :func:`pipeline.sources.open_source`. A stretch it cannot read (a corrupt or
+truncated file) is a :class:`~pipeline.sources.Gap`: the pipeline is told the camera was lost
+there (the table is blind, never empty) and the summary and the report name the interval.
+The journal, the snapshots and the files are the sink; the pipeline itself does no I/O.
+
+The modules, in the order a review goes through them:
+
+- :mod:`~pipeline.review.config`: :class:`ReviewConfig` and the names of the files;
+- :mod:`~pipeline.review.video`: the video opened (read ahead by a worker thread) and probed;
+- :mod:`~pipeline.review.stillskip`: which frames to process while the picture stays still;
+- :mod:`~pipeline.review.loop`: :func:`review`, each frame and gap through the pipeline;
+- :mod:`~pipeline.review.writers`: the events, alerts, snapshots and video, in order;
+- :mod:`~pipeline.review.annotate`: the pictures of the annotated video and their encoder;
+- :mod:`~pipeline.review.report`: ``report.html`` from what the review found.
+"""
+
+from pipeline.review.annotate import (
+    MAX_RATE_DENOMINATOR,
+    VIDEO_PRESET,
+    AnnotatedVideo,
+    Annotator,
+    picture_size,
+)
+from pipeline.review.config import (
+    ALERTS_FILE,
+    EVENTS_FILE,
+    JOURNAL_FILE,
+    OUTPUT_FILES,
+    SNAPSHOT_DIR,
+    VIDEO_FILE,
+    ReviewConfig,
+)
+from pipeline.review.loop import Emit, ReviewResult, review
+from pipeline.review.stillskip import (
+    StillSkip,
+    coarse_sample,
+    keep_watching,
+    pipeline_config,
+    still_skip,
+)
+from pipeline.review.video import VideoInfo, open_video, probe_video
+from pipeline.review.writers import ReviewWriter, event_record
+
+__all__ = [
+    "ALERTS_FILE",
+    "EVENTS_FILE",
+    "JOURNAL_FILE",
+    "MAX_RATE_DENOMINATOR",
+    "OUTPUT_FILES",
+    "SNAPSHOT_DIR",
+    "VIDEO_FILE",
+    "VIDEO_PRESET",
+    "AnnotatedVideo",
+    "Annotator",
+    "Emit",
+    "ReviewConfig",
+    "ReviewResult",
+    "ReviewWriter",
+    "StillSkip",
+    "VideoInfo",
+    "coarse_sample",
+    "event_record",
+    "keep_watching",
+    "open_video",
+    "picture_size",
+    "pipeline_config",
+    "probe_video",
+    "review",
+    "still_skip",
+]
