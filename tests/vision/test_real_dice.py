@@ -135,3 +135,14 @@ def test_training_crops_come_from_the_train_part_only(real_dice, tmp_path):
     check = real_dice.Photo(tmp_path / "two_7.jpg", np.array([3]), box)
     with pytest.raises(real_dice.DataError, match="check photograph is never trained on"):
         real_dice.training_crops([check], [12], tmp_path / "out2", jitters=1)
+
+
+@needs_data
+def test_the_shipped_reader_reads_real_dice_it_never_trained_on(real_dice, tmp_path):
+    """Quality gate (tests/golden/real_dice.json): the check part, never trained on."""
+    golden = json.loads((ROOT / "tests" / "golden" / "real_dice.json").read_text())
+    out = tmp_path / "real.json"
+    argv = ["--part", "check", "--sizes", str(golden["size_px"]), "--out", str(out)]
+    assert real_dice.main(argv) == 0
+    measured = json.loads(out.read_text(encoding="utf-8"))["sizes"][str(golden["size_px"])]
+    assert measured["accuracy"] >= golden["accuracy_min"], measured["accuracy"]
