@@ -138,7 +138,7 @@ def test_training_crops_come_from_the_train_part_only(real_dice, tmp_path):
 
 
 @needs_data
-def test_the_shipped_reader_reads_real_dice_it_never_trained_on(real_dice, tmp_path):
+def test_the_shipped_reader_holds_its_floor_on_real_dice_it_never_trained_on(real_dice, tmp_path):
     """Quality gate (tests/golden/real_dice.json): the check part, never trained on."""
     golden = json.loads((ROOT / "tests" / "golden" / "real_dice.json").read_text())
     out = tmp_path / "real.json"
