@@ -8,10 +8,11 @@ For each family (``datasets/recipes/looks/<name>.yaml``; the held-out ones are l
 ``families.yaml``) a suite is rendered into ``--suites/<family>`` when it is not there yet
 (``paigow synth suite --randomisation <family>``: ``--clean`` clean rounds and ``--per-kind``
 rounds per injectable irregularity; an interrupted render resumes), then every round runs
-through the live pipeline and is scored by ``scripts/evaluate.py``'s code. The table printed
-(markdown, for ``docs/measurements.md``) has a row per family: rounds, alert recall, false
-alerts per clean round, dice read, first box, delivery order, hand membership, detection
-mAP50, frames/s and times real time. Bad input is one line on stderr and exit 2.
+through the live pipeline and is scored as ``scripts/evaluate.py`` scores it
+(:mod:`pipeline.evaluation.e2e`). The table printed (markdown, for ``docs/measurements.md``)
+has a row per family: rounds, alert recall, false alerts per clean round, dice read, first box,
+delivery order, hand membership, detection mAP50, frames/s and times real time. Bad input is
+one line on stderr and exit 2.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from evaluate import InputError, RunConfig, evaluate_all, print_report, suite_clips
-
+from pipeline.evaluation.e2e import InputError, RunConfig, evaluate_all, suite_clips
+from pipeline.evaluation.e2e_score import print_report
 from vision.synth.config import ConfigError, families, family_names
 
 ROOT = Path(__file__).resolve().parents[1]

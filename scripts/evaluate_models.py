@@ -26,7 +26,6 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from build_datasets import face_class, frame_labels  # scripts/ is on sys.path as a script
 
 from vision.detector import MODELS_DIR, Detector, DetectorConfig, FaceReader, load_manifest
 from vision.evaluation import (
@@ -37,6 +36,7 @@ from vision.evaluation import (
     video_face_metrics,
 )
 from vision.faces import FACE_INPUT_PX, crop_square
+from vision.synth.labels import face_class, frame_labels
 from vision.tracker import TrackerConfig
 from vision.types import Frame
 

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from build_datasets import jitter_box  # scripts/ is on sys.path when run as a script
 from tqdm import tqdm
 
 from vision.faces import FACE_CLASSES, crop_square
 from vision.synth.config import randomisation
+from vision.synth.labels import jitter_box
 from vision.synth.render import Renderer
 from vision.synth.stills import scene_seed
 from vision.synth.stills_content import random_scene

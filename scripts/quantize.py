@@ -26,10 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from vision.detector import MODELS_DIR, letterbox, load_manifest  # noqa: E402
+from vision.detector import MODELS_DIR, letterbox, load_manifest
 
 HEAD = "/model.23/"  # the detection head of the exported YOLO graph
 BRANCHES = (HEAD + "cv2.", HEAD + "cv3.")  # its box and class convolutions

@@ -13,14 +13,14 @@ some face at 0.9 or more). Four steps, each resumable, everything under ``--work
     python scripts/train_faces_down.py measure  # -> models/metrics_faces_down.json
 
 Crops: face-down tiles at least 70% visible (woodpile stack tops included), and the face
-classes as ``train_gpu.face_crops`` cuts them, one crop per object per 36 frames, the box
-jittered like a detector's (``build_datasets.jitter_box``), cut by ``crop_square`` from the
-full-resolution frame. Rounds ``VAL_ROUNDS`` choose the best epoch, ``TEST_ROUNDS`` are only
-measured; the standard suite is never used. The face classes also get the still crops of
-``.cache/datasets/faces/train`` (``build_datasets.py``). Training: ultralytics classify at 96 px
-from ``--source`` (the weights ``models/faces.onnx`` was exported from) with a 29th output row,
-the augmentation of ``train_gpu.py faces``; offline (``YOLO_OFFLINE``, no plots, no AMP check,
-only our own ``.pt``). The result ships as the monitor's face-down check
+classes as ``vision.synth.datasets.face_crops`` cuts them, one crop per object per 36 frames,
+the box jittered like a detector's (``vision.synth.labels.jitter_box``), cut by ``crop_square``
+from the full-resolution frame. Rounds ``VAL_ROUNDS`` choose the best epoch, ``TEST_ROUNDS``
+are only measured; the standard suite is never used. The face classes also get the still crops
+of ``.cache/datasets/faces/train`` (``build_datasets.py``). Training: ultralytics classify at
+96 px from ``--source`` (the weights ``models/faces.onnx`` was exported from) with a 29th
+output row, the augmentation of ``train_gpu.py faces``; offline (``YOLO_OFFLINE``, no plots,
+no AMP check, only our own ``.pt``). The result ships as the monitor's face-down check
 (``models/faces_down.onnx``), beside the unchanged face reader: it unlearned die_tipped, which
 has few crops (109; 17 of 19 tipped dice on rendered video read as a value). Tried: 4 more
 epochs with each tipped crop 8 times (``data --tipped-copies 8 --name data2``, ``train --data
@@ -46,10 +46,10 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from build_datasets import FACE_MIN_VISIBILITY, jitter_box  # scripts/ on sys.path
-from train_gpu import FACE_TRAINING, face_crops
 
 from vision.faces import FACE_CLASSES, FACE_UP_MIN_PROBABILITY, TILE_DOWN, crop_square, turned_up
+from vision.synth.datasets import FACE_TRAINING, face_crops
+from vision.synth.labels import FACE_MIN_VISIBILITY, jitter_box
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / ".cache" / "faces_down"

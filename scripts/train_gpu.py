@@ -18,7 +18,8 @@ in two compact forms and the rest is made there:
     python scripts/train_gpu.py pack --clips .cache/train_clips/r_* --out .gpu/data
     python3 scripts/train_gpu.py run --data .gpu/data --weights .gpu/start.pt --out "$OUT"
 
-Then here: ``python scripts/export.py detector best.pt``.
+The last there, with the repository root on ``PYTHONPATH`` (``PYTHONPATH=.``: the packages are
+not installed there). Then here: ``python scripts/export.py detector best.pt``.
 """
 
 from __future__ import annotations
@@ -39,65 +40,19 @@ import cv2
 import numpy as np
 import yaml
 
-ROOT = Path(__file__).resolve().parents[1]
-RECIPE = ROOT / "datasets" / "recipes" / "train_gpu.yaml"
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from build_datasets import (  # noqa: E402
+from pipeline.layout import layout_from_scenario
+from vision.synth.datasets import FACE_TRAINING, detector_split, face_crops, face_split
+from vision.synth.labels import (
     DETECT_SCALE,
     MIN_KEPT_FRACTION,
     NAMES,
-    _write_labels,
-    detector_split,
-    face_class,
-    face_split,
     frame_labels,
-    jitter_box,
+    write_labels,
 )
+from vision.view import TableView
 
-from pipeline.layout import layout_from_scenario  # noqa: E402
-from vision.faces import crop_square  # noqa: E402
-from vision.view import TableView  # noqa: E402
-
-# one crop of an object per this many frames (neighbouring frames are near copies); dice are
-# on the felt for a few seconds only
-FACE_GAP_FRAMES = {"tile": 36, "die": 3, "die_tipped": 1}
-
-
-# How the face reader is trained, besides its data and schedule (scripts/train_faces_down.py too)
-FACE_TRAINING = {
-    "fliplr": 0.5,
-    "flipud": 0.5,
-    "hsv_h": 0.3,
-    "hsv_s": 0.7,
-    "hsv_v": 0.5,
-    "erasing": 0.2,
-    "scale": 0.25,  # random crops keep 75-100% of the area: both halves of a tile stay in
-    "auto_augment": None,
-    "patience": 1000,
-    "seed": 0,
-}
-
-
-def face_crops(image, objects, index, last_kept, rng, faces_dir: Path, clip: str) -> None:
-    """Crops of readable faces in one full-resolution frame, one per object every
-    ``FACE_GAP_FRAMES``, boxes jittered like a detector's."""
-    for o in objects:
-        cls = face_class(o)
-        if cls is None:
-            continue
-        gap = FACE_GAP_FRAMES[cls if cls == "die_tipped" else o["class"]]
-        if index - last_kept.get((o["id"], cls), -gap) < gap:
-            continue
-        last_kept[(o["id"], cls)] = index
-        (faces_dir / cls).mkdir(parents=True, exist_ok=True)
-        crop = crop_square(image, jitter_box(o["xyxy"], rng))
-        cv2.imwrite(
-            str(faces_dir / cls / f"{clip}_{index:05d}_{o['id']}.jpg"),
-            crop,
-            [cv2.IMWRITE_JPEG_QUALITY, 85],
-        )
+ROOT = Path(__file__).resolve().parents[1]
+RECIPE = ROOT / "datasets" / "recipes" / "train_gpu.yaml"
 
 
 def in_view(view: TableView, objects: list[dict]) -> list[dict]:
@@ -215,7 +170,7 @@ def unpack_clip(video: Path, dataset: Path, split: str) -> int:
         jpg = dataset / "images" / split / f"{name}.jpg"
         cv2.imwrite(str(jpg), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
         boxes = np.array(row["boxes"], np.float64).reshape(-1, 5)
-        _write_labels(dataset / "labels" / split / f"{name}.txt", boxes, tuple(row["wh"]))
+        write_labels(dataset / "labels" / split / f"{name}.txt", boxes, tuple(row["wh"]))
         n += 1
     cap.release()
     return n

@@ -149,7 +149,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
     os.environ["YOLO_OFFLINE"] = "1"
-    sys.path.insert(0, str(ROOT))
     import torch
 
     from vision.detector import load_manifest

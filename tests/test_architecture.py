@@ -77,6 +77,34 @@ def test_runtime_never_imports_the_renderer():
         assert "vision.synth" not in text, f"{path.relative_to(ROOT)} imports vision.synth"
 
 
+def script_names() -> set[str]:
+    """The module names a script of ``scripts/`` could be imported by (its file name)."""
+    return {p.stem for p in (ROOT / "scripts").glob("*.py")}
+
+
+def touches_sys_path(path: Path) -> bool:
+    """``sys.path`` (or ``path`` imported from ``sys``) read or changed anywhere in the file."""
+    nodes = list(ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))))
+    attributes = {ast.unparse(n) for n in nodes if isinstance(n, ast.Attribute)}
+    from_sys = {
+        a.name
+        for n in nodes
+        if isinstance(n, ast.ImportFrom) and n.module == "sys"
+        for a in n.names
+    }
+    return "sys.path" in attributes or "path" in from_sys
+
+
+def test_scripts_import_packages_not_each_other():
+    """What scripts share lives in the packages; a script is run by path and imported by no
+    other, so none reaches a sibling through ``sys.path``."""
+    for path in python_files("scripts"):
+        rel = path.relative_to(ROOT).as_posix()
+        siblings = imports(path) & (script_names() - {path.stem})
+        assert not siblings, f"{rel} imports the scripts {sorted(siblings)}"
+        assert not touches_sys_path(path), f"{rel} uses sys.path"
+
+
 def module_name(path: Path) -> str:
     """``pipeline/cli/__init__.py`` -> ``pipeline.cli``; ``pipeline/cli/game.py`` ->
     ``pipeline.cli.game``."""
@@ -168,10 +196,17 @@ def test_the_cycle_finder_finds_cycles():
     assert find_cycle({"a": {"b"}, "b": set(), "d": {"a", "b"}}) is None
 
 
-def test_the_checker_sees_imports():
+def test_the_checker_sees_imports(tmp_path):
     """Guard the guard: the parser finds imports, so the tests above cannot pass vacuously."""
     assert "paigow" in imports(ROOT / "pipeline" / "cli" / "game.py")
     assert len(python_files("paigow")) >= 5
+    assert {"evaluate", "build_datasets", "train_gpu"} <= script_names()
+    sneaky = tmp_path / "sneaky.py"
+    for text in ("import sys\nsys.path.insert(0, 'x')", "from sys import path\n"):
+        sneaky.write_text(text, encoding="utf-8")
+        assert touches_sys_path(sneaky), text
+    sneaky.write_text("import os\nos.path.join('a')\n", encoding="utf-8")
+    assert not touches_sys_path(sneaky)
     graph = import_graph()
     assert {"pipeline.cli.game", "pipeline.cli.common"} <= graph["pipeline.cli"]
     assert "pipeline.bus.endpoints" in graph["pipeline.cli.alerts"]

@@ -1,32 +1,24 @@
-"""The end-to-end evaluation (``scripts/evaluate.py``): the demo clip through the live pipeline
-against its golden file, and bad input as one line and exit 2."""
+"""The end-to-end evaluation (``scripts/evaluate.py`` over :mod:`pipeline.evaluation.e2e`): the
+demo clip through the live pipeline against its golden file, and bad input as one line and
+exit 2."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from pipeline.evaluation.e2e_score import shortfalls
+
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = ROOT / "scripts"
 DEMO = ROOT / "datasets" / "samples" / "demo_round"
 GOLDEN = ROOT / "tests" / "golden" / "e2e_demo.json"
 
 
-@pytest.fixture(scope="module")
-def evaluator():
-    sys.path.insert(0, str(SCRIPTS))  # evaluate.py imports its sibling evaluators
-    try:
-        spec = importlib.util.spec_from_file_location("evaluate", SCRIPTS / "evaluate.py")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module  # dataclasses look their module up while it loads
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(SCRIPTS))
+@pytest.fixture
+def evaluator(load_script):
+    return load_script("evaluate")
 
 
 @pytest.mark.slow
@@ -74,32 +66,23 @@ def test_a_bad_suite_index_is_one_line_and_exit_2(evaluator, tmp_path, capsys):
     assert "suite.json" in err and err.count("\n") == 1, err
 
 
-def test_the_check_lists_what_fell_short(evaluator):
+def test_the_check_lists_what_fell_short():
     summary = {"recall": 0.5, "per_kind": {"dice_not_flat": {"recall": 1.0}}, "fps": 3.0}
     golden = {
         "min": {"recall": 0.6, "per_kind.dice_not_flat.recall": 1.0, "per_kind.absent.recall": 0},
         "max": {"fps": 2.996, "recall": 0.4},  # fps within the tolerance
         "tolerance": 0.005,
     }
-    assert evaluator.shortfalls(summary, golden) == [
+    assert shortfalls(summary, golden) == [
         "recall = 0.5, below its floor 0.6",
         "per_kind.absent.recall = None, below its floor 0",
         "recall = 0.5, above its ceiling 0.4",
     ]
 
 
-@pytest.fixture()
-def families_script(evaluator):
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        spec = importlib.util.spec_from_file_location(
-            "evaluate_families", SCRIPTS / "evaluate_families.py"
-        )
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(SCRIPTS))
+@pytest.fixture
+def families_script(load_script):
+    return load_script("evaluate_families")
 
 
 def test_families_refuse_an_unknown_family_in_one_line(families_script, tmp_path, capsys):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from pipeline.evaluation.rules import evaluate, forget_ambiguous_faces
 from pipeline.events import CameraLost, CameraRestored
 from pipeline.health import FrameHealth, HealthConfig
 
@@ -18,38 +18,34 @@ GOLDEN = ROOT / "tests" / "golden" / "rules_oracle.json"
 FPS = 5
 
 
-def _evaluator():
+@pytest.fixture(scope="module")
+def script():
+    """``scripts/evaluate_rules.py``: the golden subset and its rendering."""
     spec = importlib.util.spec_from_file_location(
         "evaluate_rules", ROOT / "scripts" / "evaluate_rules.py"
     )
     module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module
 
 
 @pytest.fixture(scope="module")
-def evaluator():
-    return _evaluator()
+def clips(script, tmp_path_factory) -> list[Path]:
+    return script.render(script.SUBSET, tmp_path_factory.mktemp("rules_oracle"))
 
 
-@pytest.fixture(scope="module")
-def clips(evaluator, tmp_path_factory) -> list[Path]:
-    return evaluator.render(evaluator.SUBSET, tmp_path_factory.mktemp("rules_oracle"))
-
-
-def test_the_subset_holds_every_injectable_kind(evaluator):
+def test_the_subset_holds_every_injectable_kind(script):
     from vision.synth.round_plan import INJECTABLE
 
     golden = json.loads(GOLDEN.read_text())
-    assert golden["scenarios"] == [[s, list(i)] for s, i in evaluator.SUBSET]
-    assert {k for _, kinds in evaluator.SUBSET for k in kinds} == set(INJECTABLE)
+    assert golden["scenarios"] == [[s, list(i)] for s, i in script.SUBSET]
+    assert {k for _, kinds in script.SUBSET for k in kinds} == set(INJECTABLE)
     assert set(golden["at_least"]["recall"]) == set(INJECTABLE)
 
 
 @pytest.mark.slow
-def test_oracle_alerts_match_the_golden_file(evaluator, clips):
-    summary, _ = evaluator.evaluate(clips)
+def test_oracle_alerts_match_the_golden_file(clips):
+    summary, _ = evaluate(clips)
     golden = json.loads(GOLDEN.read_text())
     kinds = summary["per_kind"]
     for figure, floors in golden["at_least"].items():
@@ -108,13 +104,13 @@ def _frame(index: int, tiles: dict[int, tuple[float, float, bool]]):
     return OracleFrame(index, index / FPS, None, tracks)
 
 
-def test_faces_are_forgotten_where_identical_backs_could_have_swapped(evaluator):
+def test_faces_are_forgotten_where_identical_backs_could_have_swapped():
     frames = [
         _frame(0, {1: (0.0, 0.0, False), 2: (40.0, 0.0, False), 3: (200.0, 0.0, False)}),
         _frame(1, {1: (36.0, 0.0, False), 2: (4.0, 0.0, False), 3: (201.0, 0.0, False)}),
         _frame(2, {1: (36.0, 0.0, True), 2: (4.0, 0.0, False), 3: (202.0, 0.0, False)}),
     ]
-    out = list(evaluator.forget_ambiguous_faces(frames))
+    out = list(forget_ambiguous_faces(frames))
     faces = [{t.track_id: t.face for t in f.tracks} for f in out]
     assert faces[0] == {1: "6-6", 2: "6-6", 3: "6-6"}
     assert faces[1] == {1: None, 2: None, 3: "6-6"}  # 1 and 2 crossed; 3 only jittered

@@ -2,14 +2,20 @@
 and tracking quality on a rendered round against a golden metric file.
 """
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from pipeline.evaluation.tracker_runs import NoiseConfig, track_noisy_truth
+from pipeline.evaluation.tracking import (
+    identity_loss,
+    mot_scores,
+    phase_of_frame,
+    without_frames,
+    woodpile_building,
+)
 from pipeline.layout import layout_from_scenario
 from vision.faces import FACE_CLASSES
 from vision.tracker import Tracker, TrackerConfig
@@ -231,16 +237,6 @@ def test_zone_is_filled_from_the_layout():
     assert track.zone == "box_3"
 
 
-def _evaluation():
-    spec = importlib.util.spec_from_file_location(
-        "evaluate_tracking", ROOT / "scripts" / "evaluate_tracking.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["evaluate_tracking"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.slow
 def test_tracking_quality_on_a_rendered_round_holds_the_golden_metrics(tmp_path):
     from vision.synth.clip import ClipConfig, render_scenario
@@ -257,9 +253,8 @@ def test_tracking_quality_on_a_rendered_round_holds_the_golden_metrics(tmp_path)
         ScenarioTiming(fps=sc["fps"]),
         progress=False,
     )
-    ev = _evaluation()
-    segments = ev.track_noisy_truth(folder, ev.NoiseConfig(), golden["noise_seed"])
-    scores = ev.mot_scores(segments)
+    segments = track_noisy_truth(folder, NoiseConfig(), golden["noise_seed"])
+    scores = mot_scores(segments)
     for name in ("idf1", "mota"):
         assert scores[name] >= golden[name] - golden["tolerance"], (name, scores)
     assert layout_from_scenario(folder / "scenario.json").chung_box == 1
@@ -294,18 +289,16 @@ def test_a_face_up_track_on_another_tile_takes_its_face_within_a_few_readings():
 
 
 def test_identity_loss_counts_the_frames_a_tile_spends_away_from_its_mapped_track():
-    ev = _evaluation()
     box = np.array([[0.0, 0.0, 10.0, 20.0]])
     pairs = [([7], box, [1], box)] * 6 + [([7], box, [2], box)] * 4 + [([7], box, [], box[:0])]
     numbers = list(range(11))
     scenario = {"events": [{"type": "hand_set", "frame": 6}, {"type": "wager_placed", "frame": 2}]}
-    lost = ev.identity_loss([pairs], [numbers], ev.phase_of_frame(scenario))
+    lost = identity_loss([pairs], [numbers], phase_of_frame(scenario))
     # mapped to track 1 (6 frames): the 4 frames with track 2 and the one with none are lost
     assert lost == {"start": {"frames": 6, "lost": 0}, "hand_set": {"frames": 5, "lost": 5}}
 
 
 def test_the_woodpile_building_frames_are_left_out_of_a_score_only_between_its_events():
-    ev = _evaluation()
     box = np.array([[0.0, 0.0, 10.0, 20.0]])
     before = [([7], box, [1], box)] * 3  # frames 0-2, before the wash
     after = [([7], box, [2 + (n <= 12)], box) for n in range(10, 16)]  # frames 10-15
@@ -314,10 +307,10 @@ def test_the_woodpile_building_frames_are_left_out_of_a_score_only_between_its_e
         {"type": "wash_ended", "frame": 9},
         {"type": "woodpile_built", "frame": 12},
     ]
-    drop = ev.woodpile_building({"events": events})
-    segments, numbers = ev.without_frames([before, after], [[0, 1, 2], list(range(10, 16))], drop)
+    drop = woodpile_building({"events": events})
+    segments, numbers = without_frames([before, after], [[0, 1, 2], list(range(10, 16))], drop)
     assert numbers == [[0, 1, 2], [13, 14, 15]]
     assert [pair[2] for pair in segments[1]] == [[2], [2], [2]]  # the stack's track only
-    assert ev.mot_scores(segments)["idf1"] == 1.0  # the heap's track (3) is left out
-    assert ev.mot_scores([before, after])["idf1"] < 1.0
-    assert not ev.woodpile_building({"events": events[:2]})(11)  # no woodpile_built: none
+    assert mot_scores(segments)["idf1"] == 1.0  # the heap's track (3) is left out
+    assert mot_scores([before, after])["idf1"] < 1.0
+    assert not woodpile_building({"events": events[:2]})(11)  # no woodpile_built: none

@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import cv2
@@ -15,6 +14,7 @@ import numpy as np
 import pytest
 
 from vision.faces import FACE_CLASSES
+from vision.synth.labels import DETECT_SCALE, frame_labels
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "scripts"
@@ -24,14 +24,10 @@ EVERY = 60
 
 @pytest.fixture(scope="module")
 def train_gpu():
-    sys.path.insert(0, str(SCRIPTS))  # train_gpu.py imports build_datasets beside it
-    try:
-        spec = importlib.util.spec_from_file_location("train_gpu", SCRIPTS / "train_gpu.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        yield module
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    spec = importlib.util.spec_from_file_location("train_gpu", SCRIPTS / "train_gpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +62,7 @@ def test_packed_frames_decode_to_their_frames_with_their_labels(train_gpu, packe
         diff = {i: np.abs(image - o).mean() for i, o in originals.items()}
         assert min(diff, key=diff.get) == index and diff[index] < 5.0, diff
         labels = np.loadtxt(tmp_path / "labels" / "train" / f"{name}.txt", ndmin=2)
-        expected = train_gpu.frame_labels(truth[index]["objects"], 0.5)
+        expected = frame_labels(truth[index]["objects"], DETECT_SCALE)
         assert len(labels) == len(expected)
         assert sorted(labels[:, 0].astype(int)) == sorted(int(r[0]) for r in expected)
 
