@@ -39,6 +39,7 @@ import numpy as np
 
 from vision.detector import MODELS_DIR, FaceReader, ModelError
 from vision.faces import DIE_TIPPED, FACE_CLASSES, FACE_INPUT_PX, crop_square
+from vision.synth.labels import BOX_JITTER
 from vision.tracker import TrackerConfig
 from vision.types import DIE, Detections
 
@@ -48,7 +49,6 @@ CHECK_FIRST_BYTE_BELOW = 77  # of sha256(stem): 77/256 = 30% of photographs are 
 PARTS = ("check", "train")
 DEFAULT_SIZES = (9, 12, 16, 18, 24, 30)  # px of a die's top face at 1080p (module docstring)
 VALUES = range(1, 7)
-BOX_JITTER = 0.08  # training crops: box edges moved by up to this fraction (build_datasets.py)
 OUTCOMES = ("right", "wrong", "unread", "tipped")
 TIPPED = FACE_CLASSES.index(DIE_TIPPED)
 

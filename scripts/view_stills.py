@@ -28,13 +28,13 @@ from tqdm import tqdm
 from pipeline.layout import layout_from_scenario
 from vision.synth.camera import Camera
 from vision.synth.config import randomisation
+from vision.synth.labels import MIN_KEPT_FRACTION
 from vision.synth.stills_content import random_scene
 from vision.synth.table import default_layout, layout_dict
 from vision.view import TableView
 
 CLASS_IDS = {"tile_down": 0, "tile_up": 1, "chip": 2, "die": 3, "hand": 4}
 MIN_VISIBILITY = 0.3  # as the stills' labels (datasets/recipes/stills.yaml)
-MIN_KEPT_FRACTION = 0.45  # as scripts/build_datasets.py
 
 
 def view_of(seed: int, randomisation_name: str) -> TableView:
