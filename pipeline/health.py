@@ -3,8 +3,8 @@
 A *blank* frame has next to no contrast (a black or flat substitute picture); a *frozen* feed
 repeats the same picture. Neither may be read as an empty or a still table (DESIGN.md, Sources):
 the interval is blind. :class:`FrameHealth` looks at each frame's pixels and emits one
-:class:`~pipeline.events.CameraLost` when the feed goes bad and one
-:class:`~pipeline.events.CameraRestored` when it comes back. :class:`CameraWatch` is the part
+:class:`~pipeline.round.events.CameraLost` when the feed goes bad and one
+:class:`~pipeline.round.events.CameraRestored` when it comes back. :class:`CameraWatch` is the part
 that turns per-frame verdicts into those two events; oracle mode feeds it the scenario's own
 verdicts (its ``blind`` field) instead of pixels.
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.events import CameraLost, CameraRestored
+from pipeline.round.events import CameraLost, CameraRestored
 
 BLANK = "blank"
 FROZEN = "frozen"

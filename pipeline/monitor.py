@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from pipeline.alerts import Alert, describe_alert
-from pipeline.events import VisionDegraded, VisionRestored
+from pipeline.round.events import VisionDegraded, VisionRestored
 from pipeline.snapshots import Snapshots
 from pipeline.sources import Gap, Source
 from vision.types import Frame

@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.alerts import Alert
-from pipeline.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
 from pipeline.health import FrameHealth, HealthConfig
 from pipeline.layout import Layout, LayoutError
 from pipeline.round import RoundConfig, RoundReconstructor
+from pipeline.round.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
 from pipeline.vision_health import VisionHealth, VisionHealthConfig

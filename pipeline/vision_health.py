@@ -3,9 +3,9 @@
 A Pai Gow table has 32 tiles and 3 dice, and every tile lies on the table. When the vision
 stages report otherwise (more than 32 tiles, more than 3 dice in the dice area, tiles outside
 the table) for ``enter_s``, the table is *degraded*: :class:`VisionHealth` emits one
-:class:`~pipeline.events.VisionDegraded`, and the rules checker marks the alerts it opens from
+:class:`~pipeline.round.events.VisionDegraded`, and the rules checker marks the alerts it opens from
 then on ``"confidence": "low"``, since they rest on sights known to be wrong. Sane sights for
-``leave_s`` end it with one :class:`~pipeline.events.VisionRestored`. A glitch of a frame or
+``leave_s`` end it with one :class:`~pipeline.round.events.VisionRestored`. A glitch of a frame or
 two changes nothing. The degradation is dated to the first frame of the impossible run, the
 restoration to the first of the sane run (as :mod:`pipeline.health` dates a lost camera).
 
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.events import VisionDegraded, VisionRestored
 from pipeline.health import FrameRun
 from pipeline.layout import OFF_TABLE
+from pipeline.round.events import VisionDegraded, VisionRestored
 from vision.types import TILE_DOWN, TILE_UP, Detections, Track
 
 DICE_ZONE = "dice_area"

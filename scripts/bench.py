@@ -162,7 +162,7 @@ def event_key(event) -> str:
     that number their tracks differently must still agree on."""
     from dataclasses import asdict
 
-    from pipeline.events import DiceRead, GroupDelivered, HandExposed
+    from pipeline.round.events import DiceRead, GroupDelivered, HandExposed
 
     fields = asdict(event)
     fields = {k: v for k, v in fields.items() if k not in ("frame", "time_s", "track_id")}
@@ -187,8 +187,8 @@ def event_lines(events) -> list[str]:
 def oracle_events(clip: Path, limit: int | None) -> list[str] | None:
     """The round reconstructor's events on the scenario's ground-truth tracks."""
     from pipeline.layout import layout_from_scenario
-    from pipeline.oracle import TRUTH_FILE, oracle_frames, read_truth, reconstruct
     from pipeline.round import RoundConfig, RoundReconstructor
+    from pipeline.round.oracle import TRUTH_FILE, oracle_frames, read_truth, reconstruct
 
     if not (clip / TRUTH_FILE).exists():
         return None
@@ -410,7 +410,7 @@ def _track_agreement(ref, got, frame: int) -> tuple[int, int, int, int]:
 def truth_boxes(clip: Path):
     """Per frame: ground-truth ``(xyxy (N, 4), class_id (N,))`` of the objects at least
     ``VISIBLE`` visible (the scenario's ``truth.jsonl.gz``), or None where there is none."""
-    from pipeline.oracle import TRUTH_FILE, read_truth
+    from pipeline.round.oracle import TRUTH_FILE, read_truth
     from vision.types import DETECTOR_CLASSES, TILE_DOWN, TILE_UP
 
     def class_id(obj: dict) -> int:

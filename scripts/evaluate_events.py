@@ -5,7 +5,7 @@
 
 Each clip folder holds ``truth.jsonl.gz`` and ``scenario.json`` (``paigow synth`` or
 ``vision.synth.clip.render_scenario``). The events come from oracle mode (ground-truth tracks,
-:mod:`pipeline.oracle`), so what is measured is the reconstructor's logic alone.
+:mod:`pipeline.round.oracle`), so what is measured is the reconstructor's logic alone.
 
 Scored per round: the dice (as a multiset), the first box, the full delivery order (box, tile
 count and tile ids of every group, in order). Per ground-truth event: *found* when an event of
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from paigow.dice import Placement, check_delivery
-from pipeline.events import (
+from pipeline.round.events import (
     BoxSettled,
     DeliveryDone,
     DiceRead,
@@ -45,7 +45,7 @@ from pipeline.events import (
     WashEnded,
     WoodpileBuilt,
 )
-from pipeline.oracle import SCENARIO_FILE, reconstruct_clip
+from pipeline.round.oracle import SCENARIO_FILE, reconstruct_clip
 
 TOLERANCE_S = 1.0  # how far in video time a reconstructed event may lie from the true one
 EVENTS_BEFORE_DELIVERY = (Phase.WOODPILE, Phase.WAGERS, Phase.DICE, Phase.WASH)

@@ -8,7 +8,7 @@
 per injectable kind) small (scale 0.25, 5 fps) into ``--work``; ``--subset`` the few clips of
 ``tests/golden/rules_oracle.json``. Clips already rendered there are reused.
 
-Each clip runs in oracle mode: ground-truth tracks (:mod:`pipeline.oracle`) through
+Each clip runs in oracle mode: ground-truth tracks (:mod:`pipeline.round.oracle`) through
 :func:`forget_ambiguous_faces`, the round reconstructor, camera events from the frames the
 truth marks blind (:class:`pipeline.health.CameraWatch`), and the rules checker. Blind frames
 have no picture, so they are not given to the reconstructor; the checker gets their camera
@@ -34,7 +34,7 @@ from pathlib import Path
 
 from pipeline.alerts import AlertState
 from pipeline.evaluation.rules import EARLY_S, evaluate
-from pipeline.oracle import SCENARIO_FILE, TRUTH_FILE
+from pipeline.round.oracle import SCENARIO_FILE, TRUTH_FILE
 
 SUBSET = (
     (10000, ()),

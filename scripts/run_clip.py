@@ -4,7 +4,7 @@
     python scripts/run_clip.py CLIP_DIR --oracle --jsonl    # one JSON object per event
 
 Oracle mode feeds the reconstructor the scenario's ground truth as perfect tracks
-(:mod:`pipeline.oracle`), so the events show the reconstructor's logic alone. Perception mode
+(:mod:`pipeline.round.oracle`), so the events show the reconstructor's logic alone. Perception mode
 (the clip's video through detector, face reader, tracker and layout) plugs in at
 :func:`perception_frames`: it must yield ``(frame, tracks)`` pairs like :func:`oracle_source`.
 """
@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline.events import TableEvent, TileExposed, describe
-from pipeline.oracle import TRUTH_FILE, oracle_frames, read_truth
 from pipeline.round import FrameLike, RoundConfig, RoundReconstructor
+from pipeline.round.events import TableEvent, TileExposed, describe
+from pipeline.round.oracle import TRUTH_FILE, oracle_frames, read_truth
 from vision.types import Track
 
 FrameTracks = tuple[FrameLike, list[Track]]

@@ -164,8 +164,8 @@ def _run(args: argparse.Namespace, video: Path, out: Path, layout_path: Path | N
 def summary_lines(result) -> list[str]:
     """The short summary printed after a review."""
     from pipeline.alerts import AlertState
-    from pipeline.events import DeliveryDone
     from pipeline.review.report import REPORT_FILE, boxes_in_order
+    from pipeline.round.events import DeliveryDone
 
     run = result.info
     notes = [f"1 in {run.stride}"] if run.stride > 1 else []

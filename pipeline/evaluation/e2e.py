@@ -36,9 +36,9 @@ from pipeline.evaluation.e2e_score import (
 from pipeline.evaluation.perception import round_figures
 from pipeline.evaluation.rules import WALL_TIME, ClipRun
 from pipeline.evaluation.truth import read_clip
-from pipeline.events import describe
 from pipeline.layout import layout_from_scenario
 from pipeline.review import ReviewConfig, keep_watching, pipeline_config, still_skip
+from pipeline.round.events import describe
 from pipeline.runner import NO_PICTURE, FrameResult, TablePipeline
 from vision.detector import DetectorConfig
 from vision.metrics import DetectionEvaluator

@@ -20,7 +20,7 @@ from pipeline.evaluation.perception import MIN_VISIBILITY
 from pipeline.evaluation.rules import ClipRun, Score, score_clip, summarise
 from pipeline.evaluation.tracking import evaluate as tracking_scores
 from pipeline.evaluation.truth import class_id_of, reported_tiles, truth_tiles
-from pipeline.events import HandExposed, TableEvent
+from pipeline.round.events import HandExposed, TableEvent
 from pipeline.runner import FrameResult
 from vision.geometry import UNION_EPS, iou_matrix
 from vision.metrics import DetectionEvaluator

@@ -29,9 +29,9 @@ from pipeline.evaluation.tracking import (
     woodpile_building,
 )
 from pipeline.evaluation.truth import read_clip, reported_tiles, truth_tiles
-from pipeline.events import DeliveryDone, DiceRead, TableEvent
 from pipeline.layout import layout_from_scenario
 from pipeline.round import RoundConfig, RoundReconstructor
+from pipeline.round.events import DeliveryDone, DiceRead, TableEvent
 from vision.tracker import Tracker
 from vision.types import Detections, Frame
 

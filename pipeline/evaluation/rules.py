@@ -1,6 +1,6 @@
 """Alert recall, precision and latency of the rules checker on scenario clips, in oracle mode.
 
-Each clip runs in oracle mode (:func:`run_clip`): ground-truth tracks (:mod:`pipeline.oracle`)
+Each clip runs in oracle mode (:func:`run_clip`): ground-truth tracks (:mod:`pipeline.round.oracle`)
 through :func:`forget_ambiguous_faces`, the round reconstructor, camera events from the frames
 the truth marks blind (:class:`pipeline.health.CameraWatch`), and the rules checker. Blind
 frames have no picture, so they are not given to the reconstructor; the checker gets their
@@ -26,10 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.alerts import Alert, AlertState
-from pipeline.events import TableEvent, TableState
 from pipeline.health import CameraWatch
-from pipeline.oracle import SCENARIO_FILE, TRUTH_FILE, OracleFrame, oracle_frames, read_truth
 from pipeline.round import RoundReconstructor
+from pipeline.round.events import TableEvent, TableState
+from pipeline.round.oracle import SCENARIO_FILE, TRUTH_FILE, OracleFrame, oracle_frames, read_truth
 from pipeline.rules import RULES, UNOBSERVABLE, RulesChecker, RulesConfig
 
 EARLY_S = 1.0  # an alert may open this long before the injected window starts (event dating)

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING
 from tqdm import tqdm
 
 from pipeline.alerts import Alert
-from pipeline.events import TableEvent
 from pipeline.journal import Journal
 from pipeline.layout import Layout
 from pipeline.review.config import JOURNAL_FILE, ReviewConfig
@@ -23,6 +22,7 @@ from pipeline.review.report import RunInfo, Unreadable, write_report
 from pipeline.review.stillskip import StillSkip, keep_watching, pipeline_config, still_skip
 from pipeline.review.video import VideoInfo, open_video, video_info
 from pipeline.review.writers import ReviewWriter
+from pipeline.round.events import TableEvent
 from pipeline.runner import FrameResult, TablePipeline
 from pipeline.sources import Gap, Source
 from vision.types import Frame

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from paigow.dice import delivery_order
 from pipeline.alerts import Alert, AlertState
-from pipeline.events import (
+from pipeline.round.events import (
     BoxSettled,
     CameraLost,
     CameraRestored,

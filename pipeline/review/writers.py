@@ -12,11 +12,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline.alerts import Alert, AlertState, to_dict
-from pipeline.events import TableEvent
 from pipeline.layout import Layout
 from pipeline.review.annotate import AnnotatedVideo, Annotator, picture_size
 from pipeline.review.config import ALERTS_FILE, EVENTS_FILE, VIDEO_FILE, ReviewConfig
 from pipeline.review.video import VideoInfo
+from pipeline.round.events import TableEvent
 from pipeline.runner import FrameResult
 from pipeline.snapshots import Snapshots
 from pipeline.sources import Gap
@@ -25,7 +25,7 @@ from pipeline.sources import Gap
 def event_record(event: TableEvent) -> dict:
     """The JSON object of one event: its type name and every field.
 
-    >>> from pipeline.events import DiceRead
+    >>> from pipeline.round.events import DiceRead
     >>> event_record(DiceRead(3, 0.12, (3, 4, 5), 12, 4, True))["type"]
     'DiceRead'
     """

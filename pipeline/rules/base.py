@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, ClassVar, Protocol
 
-from pipeline.events import Phase, TableEvent, TableState
+from pipeline.round.events import Phase, TableEvent, TableState
 
 BEFORE_DELIVERY = (Phase.WASH, Phase.WOODPILE, Phase.WAGERS, Phase.DICE)
 """Phases in which the tiles belong to no hand yet: wash, stacking, wagers, dice."""

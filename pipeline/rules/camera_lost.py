@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from pipeline.events import CameraLost, CameraRestored, TableEvent, TableState
+from pipeline.round.events import CameraLost, CameraRestored, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.alerts import LOW_CONFIDENCE, Alert, AlertState, make_alert
-from pipeline.events import (
+from pipeline.round.events import (
     Phase,
     PhaseChanged,
     TableEvent,

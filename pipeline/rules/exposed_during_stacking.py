@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from pipeline.events import TableEvent, TableState
+from pipeline.round.events import TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig
 from pipeline.rules.exposures import StackingExposures
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pipeline.events import (
+from pipeline.round.events import (
     HandCollected,
     HandExposed,
     HandSet,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from pipeline.events import HandExposed, HandsMerged, TableEvent, TableState
+from pipeline.round.events import HandExposed, HandsMerged, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig
 
 HANDS_MIN = 2

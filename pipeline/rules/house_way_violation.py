@@ -16,7 +16,7 @@ from typing import ClassVar
 from paigow.hands import HandValue, Setting, hand_value
 from paigow.houseway import load_way
 from paigow.tiles import TileError, tile
-from pipeline.events import HandExposed, TableEvent, TableState
+from pipeline.round.events import HandExposed, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig, faces_text
 
 

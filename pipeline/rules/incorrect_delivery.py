@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from paigow.dice import BOX_COUNT, DeliveryProblem, DeliveryProblemKind, Placement, check_delivery
-from pipeline.events import DeliveryDone, DiceRead, GroupDelivered, TableEvent, TableState
+from pipeline.round.events import DeliveryDone, DiceRead, GroupDelivered, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig
 
 TILES_PER_BOX = 4

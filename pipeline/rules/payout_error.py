@@ -19,7 +19,7 @@ from typing import ClassVar
 
 from paigow.hands import Setting, hand_value, match
 from paigow.tiles import TileError, tile
-from pipeline.events import BoxSettled, HandExposed, Outcome, TableEvent, TableState
+from pipeline.round.events import BoxSettled, HandExposed, Outcome, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig, faces_text
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from pipeline.events import TableEvent, TableState, WashEnded, WoodpileBuilt
+from pipeline.round.events import TableEvent, TableState, WashEnded, WoodpileBuilt
 from pipeline.rules.base import Finding, RulesConfig
 
 

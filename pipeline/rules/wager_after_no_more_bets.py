@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from pipeline.events import Phase, TableEvent, TableState, WagerChanged
+from pipeline.round.events import Phase, TableEvent, TableState, WagerChanged
 from pipeline.rules.base import Finding, RulesConfig
 
 

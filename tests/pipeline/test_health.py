@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.events import CameraLost, CameraRestored
 from pipeline.health import (
     BLANK,
     FROZEN,
@@ -16,6 +15,7 @@ from pipeline.health import (
     grey_sample,
     is_blank,
 )
+from pipeline.round.events import CameraLost, CameraRestored
 
 FPS = 5
 SHAPE = (60, 80, 3)

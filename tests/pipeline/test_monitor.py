@@ -25,10 +25,10 @@ from pipeline.alerts import describe_alert, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli import build_parser, main
-from pipeline.events import VisionDegraded, VisionRestored
 from pipeline.journal import Journal
 from pipeline.layout import load_default_layout, spec_from_scenario
 from pipeline.monitor import ConsoleReport, FrameQueue, Monitor, MonitorConfig, MonitorStats
+from pipeline.round.events import VisionDegraded, VisionRestored
 from pipeline.sources import Gap, open_source
 from vision.types import Detections, Frame
 

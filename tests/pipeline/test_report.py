@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from pipeline.alerts import AlertState, make_alert, to_dict
-from pipeline.events import (
+from pipeline.review.report import RunInfo, Unreadable, blind_intervals, render_report, rounds_of
+from pipeline.round.events import (
     BoxSettled,
     CameraLost,
     CameraRestored,
@@ -24,7 +25,6 @@ from pipeline.events import (
     Phase,
     PhaseChanged,
 )
-from pipeline.review.report import RunInfo, Unreadable, blind_intervals, render_report, rounds_of
 
 ORDER = (4, 5, 6, 7, 8, 1, 2, 3)
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")

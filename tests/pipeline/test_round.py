@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from paigow.dice import delivery_order, first_box
-from pipeline.events import (
+from pipeline.round import RoundConfig, RoundReconstructor
+from pipeline.round.events import (
     BoxSettled,
     CameraLost,
     CameraRestored,
@@ -39,9 +40,8 @@ from pipeline.events import (
     WoodpileBuilt,
     describe,
 )
-from pipeline.oracle import oracle_frames, read_truth, reconstruct, reconstruct_clip
-from pipeline.round import RoundConfig, RoundReconstructor
-from pipeline.round_tracks import rank_pairs, split_pairs
+from pipeline.round.oracle import oracle_frames, read_truth, reconstruct, reconstruct_clip
+from pipeline.round.tracks import rank_pairs, split_pairs
 from vision.faces import DIE_TIPPED
 from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Track
 

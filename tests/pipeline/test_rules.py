@@ -13,7 +13,7 @@ import pytest
 from paigow.catalogue import catalogue
 from paigow.dice import delivery_order
 from pipeline.alerts import Alert, AlertState
-from pipeline.events import (
+from pipeline.round.events import (
     BoxSettled,
     CameraLost,
     CameraRestored,

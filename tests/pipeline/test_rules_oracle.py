@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.evaluation.rules import evaluate, forget_ambiguous_faces
-from pipeline.events import CameraLost, CameraRestored
 from pipeline.health import FrameHealth, HealthConfig
+from pipeline.round.events import CameraLost, CameraRestored
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "rules_oracle.json"
@@ -84,7 +84,7 @@ def test_frame_health_finds_the_rendered_camera_losses_and_nothing_else(clips):
 
 
 def _frame(index: int, tiles: dict[int, tuple[float, float, bool]]):
-    from pipeline.oracle import OracleFrame
+    from pipeline.round.oracle import OracleFrame
     from vision.types import TILE_DOWN, TILE_UP, Track
 
     tracks = tuple(

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from pipeline.alerts import AlertState
-from pipeline.events import (
+from pipeline.layout import load_default_layout
+from pipeline.round.events import (
     Phase,
     TableEvent,
     TableState,
@@ -16,7 +17,6 @@ from pipeline.events import (
     WagerChanged,
     describe,
 )
-from pipeline.layout import load_default_layout
 from pipeline.rules import RulesChecker
 from pipeline.runner import FrameResult, TablePipeline
 from pipeline.vision_health import VisionHealth, VisionHealthConfig, impossible_sights

@@ -24,7 +24,7 @@ from what lies on the table, never from a clock:
   ``delivery_quiet_s`` ends the delivery; DeliveryDone carries the final counts. Groups that
   appear in several boxes at once (the camera was blind while they were dealt) are put in
   counter-clockwise order and flagged ``order_seen=False``.
-- **setting, merging, exposure, settlement**: see :mod:`pipeline.round_hands`.
+- **setting, merging, exposure, settlement**: see :mod:`pipeline.round.hands`.
 
 Frames carry ``index`` and ``time_s`` (a :class:`vision.types.Frame` does).
 """
@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from paigow.dice import BOX_COUNT, DICE_COUNT, first_box, step_box
-from pipeline.events import (
+from pipeline.round.events import (
     DeliveryDone,
     DiceRead,
     NoMoreBets,
@@ -49,8 +49,8 @@ from pipeline.events import (
     WashEnded,
     WoodpileBuilt,
 )
-from pipeline.round_hands import HAND_STEPS, finish_round, settle_box
-from pipeline.round_model import (
+from pipeline.round.hands import HAND_STEPS, finish_round, settle_box
+from pipeline.round.memory import (
     OpenGroup,
     RoundConfig,
     RoundMemory,
@@ -60,7 +60,7 @@ from pipeline.round_model import (
     covered_boxes,
     snapshot,
 )
-from pipeline.round_tracks import FrameView, TrackBook, ZoneMove
+from pipeline.round.tracks import FrameView, TrackBook, ZoneMove
 from vision.faces import DIE_TIPPED
 from vision.types import Track
 

@@ -5,7 +5,7 @@ track ids, wherever its tiles lie:
 
 - **collected**: all tiles of a box other than the chung box resting face down in the work area.
 - **set**: a box's four tiles, alone in the box, face down and still, lying as two pairs with a
-  gap (:func:`~pipeline.round_tracks.split_pairs`). High and low are told apart by the faces when
+  gap (:func:`~pipeline.round.tracks.split_pairs`). High and low are told apart by the faces when
   the tracker knows them. A new pairing of the same box is a new :class:`HandSet`.
 - **merged**: a box holds tiles delivered to two or more boxes (or tiles the tracker lost and
   found again under new ids). Reconstructible when every tile of the hands still has its id.
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 
 from paigow.dice import BOX_COUNT, step_box
-from pipeline.events import (
+from pipeline.round.events import (
     BoxSettled,
     HandCollected,
     HandExposed,
@@ -30,8 +30,8 @@ from pipeline.events import (
     Phase,
     TableEvent,
 )
-from pipeline.round_model import RoundConfig, RoundMemory
-from pipeline.round_tracks import FrameView, rank_pairs, split_pairs
+from pipeline.round.memory import RoundConfig, RoundMemory
+from pipeline.round.tracks import FrameView, rank_pairs, split_pairs
 from vision.types import Track
 
 WORK_AREA = "work_area"

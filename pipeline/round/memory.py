@@ -2,7 +2,7 @@
 
 :class:`RoundConfig` holds every threshold (units in the names); :class:`RoundMemory` the facts
 gathered so far in one round (mutable, private to the reconstructor); :func:`snapshot` turns
-memory and the latest frame into the frozen :class:`~pipeline.events.TableState`.
+memory and the latest frame into the frozen :class:`~pipeline.round.events.TableState`.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline.events import GroupDelivered, Phase, PhaseChanged, TableState
-from pipeline.round_tracks import FrameView
+from pipeline.round.events import GroupDelivered, Phase, PhaseChanged, TableState
+from pipeline.round.tracks import FrameView
 from vision.types import Track
 
 BOX_PREFIX = "box_"

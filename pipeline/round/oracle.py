@@ -17,8 +17,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.events import TableEvent
-from pipeline.round import RoundReconstructor
+from pipeline.round.events import TableEvent
+from pipeline.round.phases import RoundReconstructor
 from vision.faces import DIE_TIPPED
 from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Track
 
