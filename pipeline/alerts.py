@@ -12,7 +12,7 @@ one UTF-8 JSON object (:func:`to_wire` / :func:`from_wire`), schema 1::
 ``journal`` (optional, added by the journal that numbered the alert) is that journal's id: a
 console that sees it change knows the numbering started again (a new or reset journal).
 ``confidence`` (optional, added within schema 1) is ``"low"`` on every message of an alert
-opened while the table's vision was degraded (:mod:`pipeline.vision_health`); absent, the
+opened while the table's vision was degraded (:mod:`pipeline.live.vision_health`); absent, the
 alert stands on sights judged possible. Any other value is a malformed alert.
 """
 

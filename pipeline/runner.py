@@ -6,7 +6,7 @@ gated: it looks only where the picture changed, :mod:`vision.gating`) and the fa
 the tracker (with the layout's zones), the round reconstructor and the rules checker. This
 module composes them and holds no I/O: where the frames come from (files,
 streams) and where the alerts go (journal, bus, report) is the caller's business
-(:mod:`pipeline.review`, :mod:`pipeline.monitor`)::
+(:mod:`pipeline.review`, :mod:`pipeline.live.monitor`)::
 
     pipe = TablePipeline("T1", load_default_layout())
     for frame in frames:
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pipeline.alerts import Alert
-from pipeline.health import FrameHealth, HealthConfig
 from pipeline.layout import Layout, LayoutError
+from pipeline.live.health import FrameHealth, HealthConfig
+from pipeline.live.vision_health import VisionHealth, VisionHealthConfig
 from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.round.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
-from pipeline.vision_health import VisionHealth, VisionHealthConfig
 from vision.detector import Detector, DetectorConfig, FaceReader, check_fits
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig

@@ -10,7 +10,7 @@ per injectable kind) small (scale 0.25, 5 fps) into ``--work``; ``--subset`` the
 
 Each clip runs in oracle mode: ground-truth tracks (:mod:`pipeline.round.oracle`) through
 :func:`forget_ambiguous_faces`, the round reconstructor, camera events from the frames the
-truth marks blind (:class:`pipeline.health.CameraWatch`), and the rules checker. Blind frames
+truth marks blind (:class:`pipeline.live.health.CameraWatch`), and the rules checker. Blind frames
 have no picture, so they are not given to the reconstructor; the checker gets their camera
 events with the last table state.
 

@@ -1,7 +1,7 @@
 """``paigow monitor SOURCE --layout L --table T``: watch one table camera, publish its alerts.
 
 SOURCE is a video file, a stream URL (``rtsp://``, ``http://`` ...), a camera index (``0``) or
-a folder of images (:mod:`pipeline.sources`). Every alert is journaled (``--journal``), then
+a folder of images (:mod:`pipeline.live.sources`). Every alert is journaled (``--journal``), then
 published on ``--publish`` (PUB) with replays on ``--replay``, and printed on stdout, one line
 each; a one-line status (fps, dropped frames, alerts, phase, blind or not) is refreshed on
 stderr. Each alert's evidence frame is saved where its ``evidence.snapshot`` says, under
@@ -158,10 +158,10 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 
 def _monitor(args: argparse.Namespace, stop: threading.Event):
     from pipeline.bus import AlertStore
+    from pipeline.evidence import SnapshotConfig, Snapshots
     from pipeline.layout import load_layout
-    from pipeline.monitor import ConsoleReport, Monitor, MonitorConfig
-    from pipeline.snapshots import SnapshotConfig, Snapshots
-    from pipeline.sources import SourceConfig, open_source
+    from pipeline.live.monitor import ConsoleReport, Monitor, MonitorConfig
+    from pipeline.live.sources import SourceConfig, open_source
 
     layout = load_layout(args.layout)
     source_config = SourceConfig(

@@ -2,7 +2,7 @@
 
 Each clip runs in oracle mode (:func:`run_clip`): ground-truth tracks (:mod:`pipeline.round.oracle`)
 through :func:`forget_ambiguous_faces`, the round reconstructor, camera events from the frames
-the truth marks blind (:class:`pipeline.health.CameraWatch`), and the rules checker. Blind
+the truth marks blind (:class:`pipeline.live.health.CameraWatch`), and the rules checker. Blind
 frames have no picture, so they are not given to the reconstructor; the checker gets their
 camera events with the last table state.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from pipeline.alerts import Alert, AlertState
-from pipeline.health import CameraWatch
+from pipeline.live.health import CameraWatch
 from pipeline.round import RoundReconstructor
 from pipeline.round.events import TableEvent, TableState
 from pipeline.round.oracle import SCENARIO_FILE, TRUTH_FILE, OracleFrame, oracle_frames, read_truth

@@ -14,8 +14,8 @@
   the phase, the open alerts;
 - ``report.html`` (:mod:`pipeline.review.report`).
 
-Frames come from :func:`pipeline.sources.open_source`. A stretch it cannot read (a corrupt or
-truncated file) is a :class:`~pipeline.sources.Gap`: the pipeline is told the camera was lost
+Frames come from :func:`pipeline.live.sources.open_source`. A stretch it cannot read (a corrupt or
+truncated file) is a :class:`~pipeline.live.sources.Gap`: the pipeline is told the camera was lost
 there (the table is blind, never empty) and the summary and the report name the interval.
 The journal, the snapshots and the files are the sink; the pipeline itself does no I/O.
 

@@ -12,10 +12,10 @@ import cv2
 import numpy as np
 
 from pipeline.alerts import Alert
+from pipeline.evidence import alert_line, severity_colour
 from pipeline.layout import Layout
+from pipeline.live.sources import Gap
 from pipeline.runner import FrameResult
-from pipeline.snapshots import alert_line, severity_colour
-from pipeline.sources import Gap
 from vision.draw import (
     DEFAULT_STYLE,
     band_height,

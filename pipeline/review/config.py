@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pipeline.evidence import SnapshotConfig
 from pipeline.review.report import REPORT_FILE
 from pipeline.runner import PipelineConfig
-from pipeline.snapshots import SnapshotConfig
 from vision.gating import GatingConfig
 
 EVENTS_FILE = "events.jsonl"

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from pipeline.alerts import Alert
 from pipeline.journal import Journal
 from pipeline.layout import Layout
+from pipeline.live.sources import Gap, Source
 from pipeline.review.config import JOURNAL_FILE, ReviewConfig
 from pipeline.review.report import RunInfo, Unreadable, write_report
 from pipeline.review.stillskip import StillSkip, keep_watching, pipeline_config, still_skip
@@ -24,7 +25,6 @@ from pipeline.review.video import VideoInfo, open_video, video_info
 from pipeline.review.writers import ReviewWriter
 from pipeline.round.events import TableEvent
 from pipeline.runner import FrameResult, TablePipeline
-from pipeline.sources import Gap, Source
 from vision.types import Frame
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipeline.health import HealthConfig
+from pipeline.live.health import HealthConfig
 from pipeline.review.config import ReviewConfig
 from pipeline.runner import FrameResult, PipelineConfig, TablePipeline
 from vision.gating import GatingConfig, changed_boxes, grey_small
@@ -131,7 +131,7 @@ class StillSkip:
 
 def coarse_sample(image: np.ndarray, stride_px: int) -> np.ndarray:
     """About every ``stride_px``-th pixel each way of ``image (H, W, 3)``: ``(ceil(H/s),
-    ceil(W/s), 3) uint8``, the pixels :func:`pipeline.health.grey_sample` takes when the
+    ceil(W/s), 3) uint8``, the pixels :func:`pipeline.live.health.grey_sample` takes when the
     sides divide (several times cheaper: no float copy).
 
     >>> coarse_sample(np.arange(48, dtype=np.uint8).reshape(4, 4, 3), 2)[:, :, 0].tolist()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.sources import ReadAhead, Source, open_source
+from pipeline.live.sources import ReadAhead, Source, open_source
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class VideoInfo:
 def open_video(path: Path, camera: str, keep_every: int = 1, **settings) -> Source:
     """The frames and gaps of a video file (or an image folder), read ahead by a worker
     thread; only frames whose index is a multiple of ``keep_every``. ``settings``: more
-    :class:`pipeline.sources.SourceConfig` fields. ValueError (one line) for a missing file, a
+    :class:`pipeline.live.sources.SourceConfig` fields. ValueError (one line) for a missing file, a
     file that is not a video, a video without a picture size."""
     if not path.exists():
         raise ValueError(f"{path}: no such file")

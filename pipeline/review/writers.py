@@ -12,14 +12,14 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pipeline.alerts import Alert, AlertState, to_dict
+from pipeline.evidence import Snapshots
 from pipeline.layout import Layout
+from pipeline.live.sources import Gap
 from pipeline.review.annotate import AnnotatedVideo, Annotator, picture_size
 from pipeline.review.config import ALERTS_FILE, EVENTS_FILE, VIDEO_FILE, ReviewConfig
 from pipeline.review.video import VideoInfo
 from pipeline.round.events import TableEvent
 from pipeline.runner import FrameResult
-from pipeline.snapshots import Snapshots
-from pipeline.sources import Gap
 
 
 def event_record(event: TableEvent) -> dict:
@@ -111,7 +111,7 @@ class ReviewWriter:
         self._drawing.submit(draw_it)
 
     def snapshot(self, alert: Alert) -> Alert:
-        """Write the alert's snapshot (:meth:`pipeline.snapshots.Snapshots.snapshot`)."""
+        """Write the alert's snapshot (:meth:`pipeline.evidence.Snapshots.snapshot`)."""
         return self._snapshots.snapshot(alert)
 
     def journaled(self, alerts: list[Alert]) -> None:

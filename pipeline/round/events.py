@@ -10,8 +10,8 @@ Consumers ``match`` on the type::
 
 Track ids are the tracker's (in oracle mode, the ground-truth tile ids). Boxes are 1..8.
 :class:`CameraLost` and :class:`CameraRestored` come from the frame-health check
-(:mod:`pipeline.health`), not from the tracks; :class:`VisionDegraded` and
-:class:`VisionRestored` from the vision-health check (:mod:`pipeline.vision_health`), which
+(:mod:`pipeline.live.health`), not from the tracks; :class:`VisionDegraded` and
+:class:`VisionRestored` from the vision-health check (:mod:`pipeline.live.vision_health`), which
 judges whether the tracks are possible at all.
 :class:`TableState` is the frozen snapshot of the round returned with each frame's events.
 """

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from pipeline.cli import main
-from pipeline.sources import open_source
+from pipeline.live.sources import open_source
 from vision.types import Frame
 
 EXIT_USAGE = 2

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.health import (
+from pipeline.live.health import (
     BLANK,
     FROZEN,
     CameraWatch,

@@ -27,9 +27,9 @@ from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli import build_parser, main
 from pipeline.journal import Journal
 from pipeline.layout import load_default_layout, spec_from_scenario
-from pipeline.monitor import ConsoleReport, FrameQueue, Monitor, MonitorConfig, MonitorStats
+from pipeline.live.monitor import ConsoleReport, FrameQueue, Monitor, MonitorConfig, MonitorStats
+from pipeline.live.sources import Gap, open_source
 from pipeline.round.events import VisionDegraded, VisionRestored
-from pipeline.sources import Gap, open_source
 from vision.types import Detections, Frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -333,7 +333,7 @@ def test_the_status_line_refreshes_in_place_on_a_terminal_and_logs_plain_lines_e
 @pytest.fixture
 def no_picture_shim(monkeypatch):
     """FrameHealth.no_picture is being added in another change; stand in for it if absent."""
-    from pipeline.health import FrameHealth
+    from pipeline.live.health import FrameHealth
 
     if not hasattr(FrameHealth, "no_picture"):
 

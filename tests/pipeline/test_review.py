@@ -18,6 +18,7 @@ import yaml
 from pipeline.alerts import AlertState, make_alert
 from pipeline.cli import main
 from pipeline.cli import review as review_cli
+from pipeline.evidence import SnapshotConfig, SnapshotRing
 from pipeline.layout import load_default_layout
 from pipeline.review import (
     Annotator,
@@ -33,7 +34,6 @@ from pipeline.review import (
 from pipeline.review.report import boxes_in_order
 from pipeline.review.writers import _InOrder
 from pipeline.runner import FrameResult, TablePipeline
-from pipeline.snapshots import SnapshotConfig, SnapshotRing
 from vision.types import DIE, TILE_DOWN, TILE_UP, Detections, Frame, Track
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.evaluation.rules import evaluate, forget_ambiguous_faces
-from pipeline.health import FrameHealth, HealthConfig
+from pipeline.live.health import FrameHealth, HealthConfig
 from pipeline.round.events import CameraLost, CameraRestored
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -68,7 +68,7 @@ def test_frame_health_finds_the_rendered_camera_losses_and_nothing_else(clips):
         scenario = json.loads((folder / "scenario.json").read_text())
         # these clips are small and at 5 fps: a still table changes far more between two of
         # their frames than between two 25-fps full-resolution frames, for which the default
-        # repeat threshold is set (measured on rendered 1080p clips; pipeline/health.py)
+        # repeat threshold is set (measured on rendered 1080p clips; pipeline/live/health.py)
         health = FrameHealth(HealthConfig(frozen_diff_max=0.1))
         events = []
         with av.open(str(folder / "clip.mp4")) as container:

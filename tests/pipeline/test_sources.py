@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
-from pipeline.sources import Gap, ReadAhead, SourceError, open_source
+from pipeline.live.sources import Gap, ReadAhead, SourceError, open_source
 from vision.types import Frame
 
 WAIT_S = 10.0

@@ -8,6 +8,7 @@ import pytest
 
 from pipeline.alerts import AlertState
 from pipeline.layout import load_default_layout
+from pipeline.live.vision_health import VisionHealth, VisionHealthConfig, impossible_sights
 from pipeline.round.events import (
     Phase,
     TableEvent,
@@ -19,7 +20,6 @@ from pipeline.round.events import (
 )
 from pipeline.rules import RulesChecker
 from pipeline.runner import FrameResult, TablePipeline
-from pipeline.vision_health import VisionHealth, VisionHealthConfig, impossible_sights
 from vision.types import DIE, TILE_DOWN, Detections, Frame, Track
 
 FPS = 25

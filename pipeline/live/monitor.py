@@ -6,9 +6,9 @@ a frame goes to ``pipeline.process``, a gap (the source gave no picture) to
 ``pipeline.no_frame``, so a lost camera becomes a ``camera_lost`` alert and a blind interval,
 never an empty table. Every alert goes to ``sink.emit`` (``AlertPublisher``: journal first, then
 the bus) the moment the pipeline returns it; alerts never wait in a queue and are never dropped.
-With ``snapshots``, each alert's evidence frame is written first (:mod:`pipeline.snapshots`),
+With ``snapshots``, each alert's evidence frame is written first (:mod:`pipeline.evidence`),
 so the ``evidence.snapshot`` a live alert carries names a file that exists. When the table's
-vision degrades or recovers (:mod:`pipeline.vision_health`), the sink publishes a
+vision degrades or recovers (:mod:`pipeline.live.vision_health`), the sink publishes a
 ``vision_degraded`` or ``vision_restored`` notice (``sink.notice``).
 
 A frame the pipeline refuses with a ValueError (a picture of a size the detector cannot take,
@@ -34,9 +34,9 @@ from dataclasses import dataclass
 from typing import Protocol, TextIO
 
 from pipeline.alerts import Alert, describe_alert
+from pipeline.evidence import Snapshots
+from pipeline.live.sources import Gap, Source
 from pipeline.round.events import VisionDegraded, VisionRestored
-from pipeline.snapshots import Snapshots
-from pipeline.sources import Gap, Source
 from vision.types import Frame
 
 Item = Frame | Gap

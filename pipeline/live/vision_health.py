@@ -7,7 +7,7 @@ the table) for ``enter_s``, the table is *degraded*: :class:`VisionHealth` emits
 then on ``"confidence": "low"``, since they rest on sights known to be wrong. Sane sights for
 ``leave_s`` end it with one :class:`~pipeline.round.events.VisionRestored`. A glitch of a frame or
 two changes nothing. The degradation is dated to the first frame of the impossible run, the
-restoration to the first of the sane run (as :mod:`pipeline.health` dates a lost camera).
+restoration to the first of the sane run (as :mod:`pipeline.live.health` dates a lost camera).
 
 Not judged: three dice expected but none seen. The dice are read once, when the cup is
 opened; after that the dealer may cup them or leave them lying, so no phase of the round
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.health import FrameRun
 from pipeline.layout import OFF_TABLE
+from pipeline.live.health import FrameRun
 from pipeline.round.events import VisionDegraded, VisionRestored
 from vision.types import TILE_DOWN, TILE_UP, Detections, Track
 
