@@ -26,8 +26,8 @@ from pipeline.alerts import Alert
 from pipeline.layout import Layout, LayoutError
 from pipeline.live.health import FrameHealth, HealthConfig
 from pipeline.live.vision_health import VisionHealth, VisionHealthConfig
-from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.round.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
+from pipeline.round.phases import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
 from vision.detector import Detector, DetectorConfig, FaceReader, check_fits

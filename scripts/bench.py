@@ -187,8 +187,8 @@ def event_lines(events) -> list[str]:
 def oracle_events(clip: Path, limit: int | None) -> list[str] | None:
     """The round reconstructor's events on the scenario's ground-truth tracks."""
     from pipeline.layout import layout_from_scenario
-    from pipeline.round import RoundConfig, RoundReconstructor
     from pipeline.round.oracle import TRUTH_FILE, oracle_frames, read_truth, reconstruct
+    from pipeline.round.phases import RoundConfig, RoundReconstructor
 
     if not (clip / TRUTH_FILE).exists():
         return None

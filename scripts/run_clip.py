@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from pipeline.round import FrameLike, RoundConfig, RoundReconstructor
 from pipeline.round.events import TableEvent, TileExposed, describe
 from pipeline.round.oracle import TRUTH_FILE, oracle_frames, read_truth
+from pipeline.round.phases import FrameLike, RoundConfig, RoundReconstructor
 from vision.types import Track
 
 FrameTracks = tuple[FrameLike, list[Track]]

@@ -27,9 +27,9 @@ import numpy as np
 
 from pipeline.alerts import Alert, AlertState
 from pipeline.live.health import CameraWatch
-from pipeline.round import RoundReconstructor
 from pipeline.round.events import TableEvent, TableState
 from pipeline.round.oracle import SCENARIO_FILE, TRUTH_FILE, OracleFrame, oracle_frames, read_truth
+from pipeline.round.phases import RoundReconstructor
 from pipeline.rules import RULES, UNOBSERVABLE, RulesChecker, RulesConfig
 
 EARLY_S = 1.0  # an alert may open this long before the injected window starts (event dating)

@@ -15,10 +15,7 @@ The modules, in the order a frame goes through them:
 - :mod:`~pipeline.round.oracle`: ground-truth tracks for measuring the reconstructor apart from
   perception (evaluation only; not imported here).
 
-The package re-exports the phase machine's public names; import events from
-:mod:`pipeline.round.events`.
+Import each from its module: the package imports nothing, so the rules, the journal and the
+bus read :mod:`pipeline.round.events` without loading the phase machine (and the vision code
+it reads tracks with).
 """
-
-from pipeline.round.phases import STEPS, FrameLike, RoundConfig, RoundReconstructor
-
-__all__ = ["STEPS", "FrameLike", "RoundConfig", "RoundReconstructor"]

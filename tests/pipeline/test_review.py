@@ -16,7 +16,8 @@ import pytest
 import yaml
 
 from pipeline.alerts import AlertState, make_alert
-from pipeline.cli import main
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
+from pipeline.cli import build_parser, main
 from pipeline.cli import review as review_cli
 from pipeline.evidence import SnapshotConfig, SnapshotRing
 from pipeline.layout import load_default_layout
@@ -334,6 +335,8 @@ def test_an_earlier_review_is_kept_unless_overwrite(tmp_path, capsys):
 
 
 def test_demo_publishes_and_writes_a_review_folder(tmp_path, monkeypatch, capsys):
+    args = build_parser().parse_args(["demo"])
+    assert (args.pub, args.replay) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
     assert ReviewConfig.still_stride == review_cli.STILL_STRIDE
     clip = tmp_path / "clip"
     clip.mkdir()

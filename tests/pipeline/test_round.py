@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from paigow.dice import delivery_order, first_box
-from pipeline.round import RoundConfig, RoundReconstructor
 from pipeline.round.events import (
     BoxSettled,
     CameraLost,
@@ -41,6 +40,7 @@ from pipeline.round.events import (
     describe,
 )
 from pipeline.round.oracle import oracle_frames, read_truth, reconstruct, reconstruct_clip
+from pipeline.round.phases import RoundConfig, RoundReconstructor
 from pipeline.round.tracks import rank_pairs, split_pairs
 from vision.faces import DIE_TIPPED
 from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Track
