@@ -1,0 +1,180 @@
+"""The settings file (:mod:`pipeline.settings`): defaults that are the dataclasses' own, strict
+validation in one line, and file and command-line precedence."""
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from pipeline.bus.publisher import PublisherConfig
+from pipeline.bus.store import StoreConfig
+from pipeline.evidence import SnapshotConfig
+from pipeline.live.health import HealthConfig
+from pipeline.live.monitor import MonitorConfig
+from pipeline.live.sources import SourceConfig
+from pipeline.live.vision_health import VisionHealthConfig
+from pipeline.review import ReviewConfig
+from pipeline.round.memory import RoundConfig
+from pipeline.rules.base import RulesConfig
+from pipeline.runner import PipelineConfig
+from pipeline.sections import section
+from pipeline.settings import Settings, SettingsError, load_settings, parse_settings
+from vision.detector import DetectorConfig
+from vision.tracker import TrackerConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SECTIONS = {
+    "detector": DetectorConfig(),
+    "tracker": TrackerConfig(),
+    "rules": RulesConfig(),
+    "health": HealthConfig(),
+    "vision_health": VisionHealthConfig(),
+    "snapshots": SnapshotConfig(),
+    "monitor": MonitorConfig(),
+    "bus": PublisherConfig(),
+    "journal": StoreConfig(),
+}
+"""Sections that build their dataclass whole, with no field given from elsewhere."""
+
+
+def write(folder: Path, text: str, name: str = "settings.yaml") -> Path:
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- defaults ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(SECTIONS))
+def test_each_sections_defaults_are_its_dataclasses_defaults(name):
+    assert getattr(Settings(), name).build() == SECTIONS[name]
+
+
+def test_the_sections_with_fields_from_elsewhere_build_the_default_dataclasses():
+    settings = Settings()
+    assert settings.round.build(chung_box=5) == RoundConfig(chung_box=5)
+    assert settings.source.build(camera_id="T9") == SourceConfig(camera_id="T9")
+    assert settings.review_config(chung_box=1) == replace(
+        ReviewConfig(), pipeline=settings.pipeline_config(1)
+    )
+
+
+def test_without_a_file_the_pipeline_gets_what_it_took_before():
+    """PipelineConfig() leaves some stages None (their defaults, the round the layout's chung
+    box): the settings give those defaults spelt out, and the rest unchanged."""
+    before, now = PipelineConfig(), Settings().pipeline_config(chung_box=3)
+    assert now.threads == before.threads
+    assert now.detector == DetectorConfig(threads=before.threads)
+    assert now.round == RoundConfig(chung_box=3)
+    for name in ("gating", "face_cache", "view"):
+        assert getattr(now, name) == getattr(before, name)
+    spelt_out = {
+        "tracker": TrackerConfig,
+        "rules": RulesConfig,
+        "health": HealthConfig,
+        "vision_health": VisionHealthConfig,
+    }
+    for name, config_class in spelt_out.items():
+        assert getattr(before, name) is None and getattr(now, name) == config_class()
+
+
+def test_the_defaults_survive_their_own_validation():
+    assert parse_settings(Settings().model_dump()) == Settings()
+
+
+def test_a_section_names_only_fields_of_its_dataclass_and_requires_one_without_default():
+    @dataclass(frozen=True)
+    class Knob:
+        level: int
+        gain: float = 0.5
+
+    with pytest.raises(TypeError, match="Knob has no field levle"):
+        section(Knob, positive=("levle",))
+    knobs = section(Knob, positive=("level",))
+    assert knobs.model_validate({"level": 2}).build() == Knob(2)
+    with pytest.raises(ValidationError, match="level"):
+        knobs.model_validate({"gain": 1.0})
+
+
+# --- validation ----------------------------------------------------------------------------
+
+
+def test_an_unknown_key_is_one_line_naming_it(tmp_path):
+    path = write(tmp_path, "tracker:\n  max_tile: 30\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(path)
+    message = str(caught.value)
+    assert message == f"{path}: unknown key 'tracker.max_tile' (did you mean 'max_tiles'?)"
+    with pytest.raises(SettingsError, match="unknown key 'cameras'"):
+        parse_settings({"cameras": {}})
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("detector: {min_confidence: high}", "detector.min_confidence: Input should be a valid"),
+        ("rules: {open_hold_s: '0.5'}", "rules.open_hold_s"),  # a quoted number is a string
+        ("tracker: {hand_carry: 1}", "tracker.hand_carry"),
+        ("tracker: {max_tiles: 31.5}", "tracker.max_tiles"),
+        ("view: {size_wh: [1920, 1080, 3]}", "view.size_wh"),
+        ("gating: 3", "gating: expected a mapping of keys, true or false"),
+        ("round: [1, 2]", "round: expected a mapping"),
+        ("health: {frozen_s: .nan}", "health.frozen_s: Input should be a finite number"),
+        ("rules: {close_hold_s: -1}", "rules.close_hold_s: Input should be greater than"),
+        ("detector: {threads: 0}", "detector.threads: Input should be greater than 0"),
+        ("journal: {path: 3}", "journal.path: expected a path"),
+        ("table: 7", "table: Input should be a valid string, got 7"),
+    ],
+)
+def test_a_wrong_type_is_one_line_naming_the_key(tmp_path, text, where):
+    path = write(tmp_path, text + "\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(path)
+    assert str(caught.value).startswith(f"{path}: {where}"), caught.value
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("detector: [", "not valid YAML at line"),
+        ("- a list\n", "expected a mapping of sections"),
+        ("just words", "expected a mapping of sections"),
+    ],
+)
+def test_a_file_that_is_no_settings_is_one_line(tmp_path, text, message):
+    with pytest.raises(SettingsError, match=message):
+        load_settings(write(tmp_path, text))
+    with pytest.raises(SettingsError, match="cannot read"):
+        load_settings(tmp_path / "missing.yaml")
+
+
+def test_a_stage_is_switched_off_by_false_and_an_empty_section_keeps_its_defaults(tmp_path):
+    path = write(tmp_path, "gating: false\ndetector: {felt: false}\ntracker:\nview: true\n")
+    settings = load_settings(path)
+    config = settings.pipeline_config(chung_box=1)
+    assert config.gating is None and config.detector.felt is None
+    assert config.tracker == TrackerConfig() and config.view == PipelineConfig().view
+    assert "gating: false" in settings.to_yaml()
+    assert load_settings(write(tmp_path, "")) == Settings()
+
+
+def test_a_nullable_setting_takes_null():
+    settings = parse_settings({"round": {"no_more_bets_quiet_s": None}, "tracker": {}})
+    assert settings.round.build(chung_box=1).no_more_bets_quiet_s is None
+
+
+# --- precedence ----------------------------------------------------------------------------
+
+
+def test_the_command_line_overrides_the_file_which_overrides_the_preset(tmp_path):
+    path = write(tmp_path, "rules: {open_hold_s: 0.5, laja_max_tiles: 3}\nreview: {stride: 4}\n")
+    preset = {"review": {"stride": 2, "video_crf": 30}}
+    overrides = {"rules": {"open_hold_s": 0.7}}
+    settings = load_settings(path, overrides, preset)
+    assert (settings.rules.open_hold_s, settings.rules.laja_max_tiles) == (0.7, 3)
+    assert (settings.review.stride, settings.review.video_crf) == (4, 30)
+    assert settings.rules.close_hold_s == RulesConfig.close_hold_s
