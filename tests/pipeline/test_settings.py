@@ -1,14 +1,22 @@
 """The settings file (:mod:`pipeline.settings`): defaults that are the dataclasses' own, strict
-validation in one line, and file and command-line precedence."""
+validation in one line, file and command-line precedence, `paigow config show` / `check`, and the
+options of `monitor`, `review` and `demo`."""
 
+import subprocess
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+import yaml
 from pydantic import ValidationError
 
 from pipeline.bus.publisher import PublisherConfig
 from pipeline.bus.store import StoreConfig
+from pipeline.cli import build_parser, main
+from pipeline.cli import monitor as monitor_cli
+from pipeline.cli import review as review_cli
+from pipeline.cli.common import settings_of
 from pipeline.evidence import SnapshotConfig
 from pipeline.live.health import HealthConfig
 from pipeline.live.monitor import MonitorConfig
@@ -79,6 +87,23 @@ def test_without_a_file_the_pipeline_gets_what_it_took_before():
     }
     for name, config_class in spelt_out.items():
         assert getattr(before, name) is None and getattr(now, name) == config_class()
+
+
+def test_without_a_file_the_commands_get_what_they_took_before():
+    argv = ["monitor", "0", "--layout", "L", "--table", "T1"]
+    settings = settings_of(build_parser().parse_args(argv), monitor_cli.FLAGS)
+    assert settings.source.build(camera_id="T1") == SourceConfig(
+        realtime=False, open_timeout_s=10.0, read_timeout_s=5.0, fps=None, camera_id="T1"
+    )
+    assert settings.monitor.build() == MonitorConfig(queue_size=8)
+    assert settings.journal.path == Path("alerts.db") and settings.detector.threads == 2
+    args = build_parser().parse_args(["review", "clip.mp4", "--out", "o"])
+    config = settings_of(args, review_cli.REVIEW_FLAGS).review_config(1)
+    assert replace(config, pipeline=None) == ReviewConfig(table="T1", stride=1, still_stride=8)
+    args = build_parser().parse_args(["demo", "--no-video"])
+    settings = review_cli.effective_settings(args, review_cli.DEMO_FLAGS, review_cli.DEMO_PRESET)
+    assert settings.review.stride == review_cli.DEMO_STRIDE
+    assert settings.review.video_width_px is None
 
 
 def test_the_defaults_survive_their_own_validation():
@@ -178,3 +203,84 @@ def test_the_command_line_overrides_the_file_which_overrides_the_preset(tmp_path
     assert (settings.rules.open_hold_s, settings.rules.laja_max_tiles) == (0.7, 3)
     assert (settings.review.stride, settings.review.video_crf) == (4, 30)
     assert settings.rules.close_hold_s == RulesConfig.close_hold_s
+
+
+def test_a_flag_given_overrides_the_file_and_one_left_out_does_not(tmp_path):
+    path = write(tmp_path, "table: T7\ndetector: {threads: 4}\nmonitor: {queue_size: 16}\n")
+    argv = ["monitor", "0", "--config", str(path), "--threads", "1"]
+    argv += ["--set", "monitor.queue_size=32", "--set", "rules.house_way=canberra"]
+    settings = settings_of(build_parser().parse_args(argv), monitor_cli.FLAGS)
+    assert settings.detector.threads == 1 and settings.table == "T7"
+    assert settings.monitor.queue_size == 32 and settings.rules.house_way == "canberra"
+    argv = ["monitor", "0", "--config", str(path), "--set", "detector.threads=3", "--threads", "2"]
+    assert settings_of(build_parser().parse_args(argv), monitor_cli.FLAGS).detector.threads == 2
+
+
+def test_the_demos_stride_yields_to_a_file_and_to_the_option(tmp_path):
+    def stride(*argv: str) -> int:
+        args = build_parser().parse_args(["demo", *argv])
+        return settings_of(args, review_cli.DEMO_FLAGS, review_cli.DEMO_PRESET).review.stride
+
+    path = write(tmp_path, "review: {stride: 3}\n")
+    assert stride() == review_cli.DEMO_STRIDE
+    assert stride("--config", str(path)) == 3
+    assert stride("--config", str(path), "--stride", "5") == 5
+
+
+# --- the command line ----------------------------------------------------------------------
+
+
+def test_config_show_prints_settings_that_read_back_the_same(tmp_path, capsys):
+    path = write(tmp_path, "table: T7\ngating: false\ntracker: {max_tiles: 30}\n")
+    argv = ["config", "show", "--config", str(path), "--set", "view.size_wh=[1280, 720]"]
+    assert main(argv) == 0
+    shown = capsys.readouterr().out
+    settings = parse_settings(yaml.safe_load(shown))
+    assert settings == load_settings(path, {"view": {"size_wh": [1280, 720]}})
+    assert settings.table == "T7" and settings.gating is None
+    assert settings.tracker.max_tiles == 30 and settings.view.size_wh == (1280, 720)
+    assert main(["config", "show"]) == 0
+    assert parse_settings(yaml.safe_load(capsys.readouterr().out)) == Settings()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["config", "check", "{bad}"], "unknown key 'rules.open_hold'"),
+        (["config", "show", "--config", "{bad}"], "unknown key 'rules.open_hold'"),
+        (["config", "show", "--set", "rules.open_hold_s"], "expected KEY=VALUE"),
+        (["config", "show", "--set", "rules.open_hold_s=x"], "command line: rules.open_hold_s"),
+        (["config", "check", "{tmp}/missing.yaml"], "cannot read"),
+        (["config", "check", "{layout}"], "layout"),
+        (["config", "check", "{way}"], "rules.house_way"),
+        (["monitor", "0", "--config", "{bad}"], "unknown key 'rules.open_hold'"),
+        (["monitor", "0", "--layout", "L"], "no table: give --table T"),
+        (["review", "v.mp4", "--out", "o", "--config", "{bad}"], "unknown key"),
+        (["demo", "--config", "{bad}"], "unknown key 'rules.open_hold'"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else " ".join(v[:2]),
+)
+def test_a_bad_file_or_option_is_one_line_on_stderr_and_status_2(tmp_path, capsys, argv, message):
+    files = {
+        "bad": write(tmp_path, "rules: {open_hold: 1}\n", "bad.yaml"),
+        "layout": write(tmp_path, f"layout: {tmp_path / 'no_layout.yaml'}\n", "layout.yaml"),
+        "way": write(tmp_path, "rules: {house_way: nowhere}\n", "way.yaml"),
+    }
+    argv = [a.format(tmp=tmp_path, **files) for a in argv]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.err.count("\n") == 1 and message in captured.err, captured.err
+    assert captured.err.startswith(f"paigow {argv[0]}: error: ")
+    assert not captured.out
+
+
+def test_config_show_loads_no_model_runtime():
+    code = (
+        "import sys\nfrom pipeline.cli import main\nassert main(['config', 'show']) == 0\n"
+        "assert 'onnxruntime' not in sys.modules, 'onnxruntime imported'\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert yaml.safe_load(result.stdout)["detector"]["threads"] == DetectorConfig.threads
