@@ -1,7 +1,8 @@
 """The settings file (:mod:`pipeline.settings`): defaults that are the dataclasses' own, strict
-validation in one line, file and command-line precedence, `paigow config show` / `check`, and the
-options of `monitor`, `review` and `demo`."""
+validation in one line, file and command-line precedence, `paigow config show` / `check`, the
+options of `monitor`, `review` and `demo`, and docs/config.md kept true."""
 
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, replace
@@ -32,6 +33,8 @@ from vision.detector import DetectorConfig
 from vision.tracker import TrackerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "datasets" / "samples" / "config.example.yaml"
+DOCS = ROOT / "docs" / "config.md"
 
 SECTIONS = {
     "detector": DetectorConfig(),
@@ -274,6 +277,15 @@ def test_a_bad_file_or_option_is_one_line_on_stderr_and_status_2(tmp_path, capsy
     assert not captured.out
 
 
+def test_config_check_passes_the_example_and_names_what_it_checked(capsys, monkeypatch):
+    monkeypatch.chdir(ROOT)  # the example's layout path is relative to the checkout
+    assert main(["config", "check", str(EXAMPLE.relative_to(ROOT))]) == 0
+    line = capsys.readouterr().out
+    assert line.count("\n") == 1 and ": ok (layout " in line and "house way" in line
+    example = load_settings(EXAMPLE)
+    assert example != Settings() and example.table is not None
+
+
 def test_config_show_loads_no_model_runtime():
     code = (
         "import sys\nfrom pipeline.cli import main\nassert main(['config', 'show']) == 0\n"
@@ -284,3 +296,44 @@ def test_config_show_loads_no_model_runtime():
     )
     assert result.returncode == 0, result.stderr
     assert yaml.safe_load(result.stdout)["detector"]["threads"] == DetectorConfig.threads
+
+
+# --- docs/config.md ------------------------------------------------------------------------
+
+
+def documented() -> dict[str, dict[str, str]]:
+    """docs/config.md's tables: section -> key -> default as written ("top": the top level)."""
+    tables: dict[str, dict[str, str]] = {}
+    heading_of = None
+    for line in DOCS.read_text(encoding="utf-8").splitlines():
+        heading = re.match(r"^## (?:`(\w+)`|(Top level))", line)
+        if heading:
+            heading_of = heading.group(1) or "top"
+        row = re.match(r"^\| `([\w.]+)` \| `([^`]*)` \|", line)
+        if row and heading_of:
+            tables.setdefault(heading_of, {})[row.group(1)] = row.group(2)
+    return tables
+
+
+def flat(data: dict, prefix: str = "") -> dict:
+    """``{"felt": {"sigma": 8}}`` -> ``{"felt.sigma": 8}``."""
+    out = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out |= flat(value, f"{prefix}{key}.")
+        else:
+            out[prefix + key] = value
+    return out
+
+
+def test_the_docs_list_every_key_with_its_default_and_no_other():
+    defaults = Settings().model_dump(mode="json")
+    wanted = {"top": {k: v for k, v in defaults.items() if not isinstance(v, dict)}}
+    wanted |= {k: flat(v) for k, v in defaults.items() if isinstance(v, dict)}
+    tables = documented()
+    assert sorted(tables) == sorted(wanted)
+    for part, keys in wanted.items():
+        assert sorted(tables[part]) == sorted(keys), part
+        for key, value in keys.items():
+            written = yaml.safe_load(tables[part][key])
+            assert written == value, f"{part}.{key}: docs say {written!r}, the default is {value!r}"
