@@ -26,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="One YAML file sets what a deployment sets (detector, gating, tracker, "
         "round, rules, bus, journal, ...); `monitor`, `review` and `demo` take it as --config.",
     )
-    actions = p.add_subparsers(dest="action", required=True)
+    actions = p.add_subparsers(dest="action", required=True, metavar="{show,check}")
     show = actions.add_parser(
         "show",
         help="print the effective settings as YAML",
