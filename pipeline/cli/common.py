@@ -10,7 +10,10 @@ import argparse
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -59,7 +62,7 @@ def settings_of(
     flags: Mapping[str, str],
     preset: Mapping[str, Any] | None = None,
     extra: Mapping[str, Any] | None = None,
-):
+) -> Settings:
     """The effective :class:`~pipeline.settings.Settings` of a command: the defaults, its
     ``preset``, ``--config``, each ``--set``, then ``extra`` and the ``flags`` that were given
     (argument name -> dotted settings key; a flag left out is None and sets nothing)."""

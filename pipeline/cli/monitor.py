@@ -33,6 +33,7 @@ import threading
 from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli.common import (
@@ -43,6 +44,9 @@ from pipeline.cli.common import (
     positive,
     settings_of,
 )
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
 
 FLAGS = {
     "table": "table",
@@ -183,7 +187,7 @@ def cmd_monitor(args: argparse.Namespace) -> int:
     return EXIT_INTERRUPTED if signals.signal == signal.SIGINT else 0
 
 
-def _monitor(source_text: str, settings, stop: threading.Event):
+def _monitor(source_text: str, settings: Settings, stop: threading.Event):
     from pipeline.bus import AlertStore
     from pipeline.evidence import Snapshots
     from pipeline.layout import load_layout
@@ -213,7 +217,7 @@ def _monitor(source_text: str, settings, stop: threading.Event):
         return monitor.run(stop)
 
 
-def _publisher(settings, store):
+def _publisher(settings: Settings, store):
     from pipeline.bus import AlertPublisher
     from pipeline.bus.keys import server_curve
 
