@@ -1,5 +1,5 @@
-"""What several ``paigow`` commands share: exit statuses, the usage error, argument types and
-the layout size check.
+"""What several ``paigow`` commands share: exit statuses, the usage error, argument types, the
+settings options (``--config``, ``--set``) and the layout size check.
 
 Imports nothing of the commands, nor of ``pipeline.cli`` itself, so any command may import it.
 """
@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
 
 EXIT_USAGE = 2
 EXIT_INTERNAL = 1
@@ -32,6 +37,45 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
         return value
 
     return parse
+
+
+def add_settings_options(p: argparse.ArgumentParser) -> None:
+    """``--config FILE`` and ``--set KEY=VALUE``: the settings, before the command's own flags
+    (which override both when given)."""
+    p.add_argument(
+        "--config",
+        type=Path,
+        metavar="FILE",
+        help="settings YAML (docs/config.md); the other options override it",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override one setting over --config, e.g. --set rules.open_hold_s=0.5 (repeatable)",
+    )
+
+
+def settings_of(
+    args: argparse.Namespace,
+    flags: Mapping[str, str],
+    preset: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> Settings:
+    """The effective :class:`~pipeline.settings.Settings` of a command: the defaults, its
+    ``preset``, ``--config``, each ``--set``, then ``extra`` and the ``flags`` that were given
+    (argument name -> dotted settings key; a flag left out is None and sets nothing)."""
+    from pipeline.settings import assignment, load_settings, merge, parse_assignment
+
+    overrides: dict[str, Any] = {}
+    for text in args.set:
+        overrides = merge(overrides, parse_assignment(text))
+    overrides = merge(overrides, extra or {})
+    for name, key in flags.items():
+        if getattr(args, name) is not None:
+            overrides = merge(overrides, assignment(key, getattr(args, name)))
+    return load_settings(args.config, overrides, preset)
 
 
 def check_size(layout, size_wh: tuple[int, int] | None, prefix: str = "") -> None:

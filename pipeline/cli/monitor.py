@@ -17,8 +17,11 @@ The journal never stops the monitor: while it refuses writes (a full disk, a loc
 another process), alerts go to the spill file (``--spill``, beside the journal by default;
 put it on another disk) and are written back when it recovers (:mod:`pipeline.bus.store`).
 
+Every option is also a setting (:mod:`pipeline.settings`): ``--config FILE`` sets them, and
+every other setting of the pipeline, in one file; an option given overrides it.
+
 Bad input (a missing file, a file that is not a video, a stream that does not answer within
-``--open-timeout-s``, a bad layout) is one line on stderr, status 2.
+``--open-timeout-s``, a bad layout or settings file) is one line on stderr, status 2.
 """
 
 from __future__ import annotations
@@ -30,11 +33,38 @@ import threading
 from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
-from pipeline.cli.common import EXIT_INTERRUPTED, check_size, positive
+from pipeline.cli.common import (
+    EXIT_INTERRUPTED,
+    UsageError,
+    add_settings_options,
+    check_size,
+    positive,
+    settings_of,
+)
 
-DEFAULT_JOURNAL = Path("alerts.db")
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
+
+FLAGS = {
+    "table": "table",
+    "layout": "layout",
+    "publish": "bus.pub_endpoint",
+    "replay": "bus.replay_endpoint",
+    "keys": "bus.keys",
+    "journal": "journal.path",
+    "spill": "journal.spill",
+    "snapshots": "journal.snapshots",
+    "realtime": "source.realtime",
+    "fps": "source.fps",
+    "open_timeout_s": "source.open_timeout_s",
+    "read_timeout_s": "source.read_timeout_s",
+    "queue_size": "monitor.queue_size",
+    "threads": "detector.threads",
+}
+"""Each option -> the setting it overrides when given."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,8 +75,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         epilog="SIGTERM stops cleanly with status 0, SIGINT (Ctrl-C) with status 130.",
     )
     p.add_argument("source", metavar="SOURCE", help="video file, stream URL, camera index, folder")
-    p.add_argument("--layout", type=Path, required=True, metavar="L", help="table layout YAML")
-    p.add_argument("--table", required=True, metavar="T", help="table id named in the alerts")
+    p.add_argument(
+        "--layout", type=Path, metavar="L", help="table layout YAML (required here or in --config)"
+    )
+    p.add_argument(
+        "--table", metavar="T", help="table id named in the alerts (required here or in --config)"
+    )
+    add_settings_options(p)
     _add_output_options(p)
     _add_input_options(p)
     p.set_defaults(func=cmd_monitor)
@@ -55,22 +90,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _add_output_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--publish",
-        default=PUB_ENDPOINT,
         metavar="PUB",
         help=f"PUB endpoint to bind ({PUB_ENDPOINT})",
     )
     p.add_argument(
         "--replay",
-        default=REPLAY_ENDPOINT,
         metavar="REP",
         help=f"replay endpoint ({REPLAY_ENDPOINT})",
     )
-    p.add_argument(
-        "--journal",
-        type=Path,
-        default=DEFAULT_JOURNAL,
-        help=f"SQLite alert journal ({DEFAULT_JOURNAL})",
-    )
+    p.add_argument("--journal", type=Path, help="SQLite alert journal (alerts.db)")
     p.add_argument(
         "--spill",
         type=Path,
@@ -87,27 +115,26 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--realtime", action="store_true", help="pace a file at its frame rate")
-    p.add_argument("--threads", type=positive(int), default=2, help="inference threads (2)")
+    p.add_argument(
+        "--realtime", action="store_true", default=None, help="pace a file at its frame rate"
+    )
+    p.add_argument("--threads", type=positive(int), help="inference threads (2)")
     p.add_argument("--fps", type=positive(float), help="frame rate of an image folder (25)")
     p.add_argument(
         "--queue-size",
         type=positive(int),
-        default=8,
         metavar="N",
         help="frames waiting for the pipeline; a live source drops the oldest beyond (8)",
     )
     p.add_argument(
         "--open-timeout-s",
         type=positive(float),
-        default=10.0,
         metavar="S",
         help="a stream or camera not open by then is unreachable (10)",
     )
     p.add_argument(
         "--read-timeout-s",
         type=positive(float),
-        default=5.0,
         metavar="S",
         help="a live source silent this long is lost: camera_lost, then reconnect (5)",
     )
@@ -146,60 +173,57 @@ class StopOnSignals:
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
+    settings = settings_of(args, FLAGS)
+    for key, option in (("table", "--table T"), ("layout", "--layout L")):
+        if getattr(settings, key) is None:
+            raise UsageError(f"no {key}: give {option}, or {key}: in the --config file")
     with StopOnSignals(threading.Event()) as signals:  # from the start: loading may take long
-        stats = _monitor(args, signals.stop)
+        stats = _monitor(args.source, settings, signals.stop)
     why = "source ended" if signals.signal is None else signal.Signals(signals.signal).name
     _note(
         f"stopped ({why}): {stats.frames} frames, {stats.dropped} dropped, {stats.gaps} gaps, "
-        f"{stats.alerts} alerts journaled in {args.journal}"
+        f"{stats.alerts} alerts journaled in {settings.journal.path}"
     )
     return EXIT_INTERRUPTED if signals.signal == signal.SIGINT else 0
 
 
-def _monitor(args: argparse.Namespace, stop: threading.Event):
+def _monitor(source_text: str, settings: Settings, stop: threading.Event):
     from pipeline.bus import AlertStore
-    from pipeline.evidence import SnapshotConfig, Snapshots
+    from pipeline.evidence import Snapshots
     from pipeline.layout import load_layout
-    from pipeline.live.monitor import ConsoleReport, Monitor, MonitorConfig
-    from pipeline.live.sources import SourceConfig, open_source
+    from pipeline.live.monitor import ConsoleReport, Monitor
+    from pipeline.live.sources import open_source
+    from pipeline.runner import TablePipeline
 
-    layout = load_layout(args.layout)
-    source_config = SourceConfig(
-        realtime=args.realtime,
-        open_timeout_s=args.open_timeout_s,
-        read_timeout_s=args.read_timeout_s,
-        fps=args.fps,
-        camera_id=args.table,
-    )
-    config = MonitorConfig(queue_size=args.queue_size)
+    layout = load_layout(settings.layout)
+    table, journal = settings.table, settings.journal
+    config = settings.monitor.build()
     with ExitStack() as stack:
-        source = stack.enter_context(open_source(args.source, source_config))
+        source = stack.enter_context(
+            open_source(source_text, settings.source.build(camera_id=table))
+        )
         check_size(layout, source.size_wh, prefix="paigow monitor: ")
-        store = stack.enter_context(AlertStore(args.journal, args.spill))
-        publisher = stack.enter_context(_publisher(args, store))
+        store = stack.enter_context(AlertStore(journal.path, journal.spill, journal.build()))
+        publisher = stack.enter_context(_publisher(settings, store))
         state = f"id {store.id}" if store.journal else f"not open yet: {store.failure}"
         _note(
-            f"table {args.table}: {args.source} ({_shape(source)}) -> journal {args.journal} "
+            f"table {table}: {source_text} ({_shape(source)}) -> journal {journal.path} "
             f"({state}), alerts on {publisher.pub_endpoint}, replay {publisher.replay_endpoint}"
         )
-        pipeline = _pipeline(args, layout)
-        snapshots = Snapshots(args.snapshots or args.journal.parent, layout, SnapshotConfig())
+        pipeline = TablePipeline(table, layout, settings.pipeline_config(layout.chung_box))
+        folder = journal.snapshots or journal.path.parent
+        snapshots = Snapshots(folder, layout, settings.snapshots.build())
         monitor = Monitor(source, pipeline, publisher, config, ConsoleReport(config), snapshots)
         return monitor.run(stop)
 
 
-def _publisher(args: argparse.Namespace, store):
-    from pipeline.bus import AlertPublisher, PublisherConfig
+def _publisher(settings: Settings, store):
+    from pipeline.bus import AlertPublisher
     from pipeline.bus.keys import server_curve
 
-    curve = server_curve(args.keys) if args.keys else None
-    return AlertPublisher(store, args.table, PublisherConfig(args.publish, args.replay), curve)
-
-
-def _pipeline(args: argparse.Namespace, layout):
-    from pipeline.runner import PipelineConfig, TablePipeline
-
-    return TablePipeline(args.table, layout, PipelineConfig(threads=args.threads))
+    keys = settings.bus.keys
+    curve = server_curve(keys) if keys else None
+    return AlertPublisher(store, settings.table, settings.bus.build(), curve)
 
 
 def _shape(source) -> str:

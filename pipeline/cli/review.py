@@ -4,7 +4,9 @@
 alert as it is raised (stdout) and a short summary at the end, and leaves events, alerts,
 snapshots, an annotated video and a report page in DIR (:mod:`pipeline.review`). ``demo`` does
 the same on the sample round shipped in ``datasets/samples/demo_round`` and publishes the alerts
-on the bus as a monitor would, so ``paigow alerts`` in another terminal sees them live.
+on the bus as a monitor would, so ``paigow alerts`` in another terminal sees them live. Both take
+``--config FILE`` (:mod:`pipeline.settings`): the pipeline's settings, the review's and, for the
+demo, the bus endpoints; an option given overrides the file.
 """
 
 from __future__ import annotations
@@ -14,9 +16,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
-from pipeline.cli.common import UsageError, check_size
+from pipeline.cli.common import UsageError, add_settings_options, check_size, settings_of
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
 
 DEMO_DIR = Path(__file__).resolve().parents[2] / "datasets" / "samples" / "demo_round"
 DEMO_STRIDE = 2  # the demo reads every 2nd frame (12.5 fps, motion-gated detector): about a
@@ -25,6 +31,11 @@ DEFAULT_TABLE = "T1"
 STILL_STRIDE = 8  # ReviewConfig.still_stride, repeated (and tested equal) so that building the
 # parser imports no video stack
 SCENARIO_FILE = "scenario.json"
+RUN_FLAGS = {"stride": "review.stride", "still_stride": "review.still_stride"}
+REVIEW_FLAGS = {**RUN_FLAGS, "layout": "layout", "table": "table"}
+DEMO_FLAGS = {**RUN_FLAGS, "pub": "bus.pub_endpoint", "replay": "bus.replay_endpoint"}
+"""Each option -> the setting it overrides when given."""
+DEMO_PRESET = {"review": {"stride": DEMO_STRIDE}}  # under --config: a file may change it
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,7 +57,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="the camera's layout YAML; default: the layout of a scenario.json beside VIDEO "
         "(a rendered clip's folder), else the packaged default layout",
     )
-    p.add_argument("--table", default=DEFAULT_TABLE, metavar="T", help="table id for the alerts")
+    p.add_argument(
+        "--table", metavar="T", help=f"table id for the alerts (default {DEFAULT_TABLE})"
+    )
     _run_options(p, stride=1)
     p.set_defaults(func=cmd_review)
 
@@ -63,24 +76,27 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--out", type=Path, metavar="DIR", help="review folder (default: a new temporary folder)"
     )
     d.add_argument("--no-publish", action="store_true", help="do not publish alerts on the bus")
-    d.add_argument("--pub", default=PUB_ENDPOINT, metavar="ENDPOINT", help="PUB endpoint to bind")
-    d.add_argument("--replay", default=REPLAY_ENDPOINT, metavar="ENDPOINT", help="replay endpoint")
+    d.add_argument(
+        "--pub", metavar="ENDPOINT", help=f"PUB endpoint to bind (default {PUB_ENDPOINT})"
+    )
+    d.add_argument(
+        "--replay", metavar="ENDPOINT", help=f"replay endpoint (default {REPLAY_ENDPOINT})"
+    )
     _run_options(d, stride=DEMO_STRIDE)
-    d.set_defaults(func=cmd_demo, table=DEFAULT_TABLE)
+    d.set_defaults(func=cmd_demo)
 
 
 def _run_options(p: argparse.ArgumentParser, stride: int) -> None:
+    add_settings_options(p)
     p.add_argument(
         "--stride",
         type=int,
-        default=stride,
         metavar="N",
         help=f"process every N-th frame (default {stride}); higher is faster and coarser",
     )
     p.add_argument(
         "--still-stride",
         type=int,
-        default=STILL_STRIDE,
         metavar="N",
         help="while the picture stays still, process only every N-th frame, back to --stride as "
         f"soon as it changes (default {STILL_STRIDE}; N at most --stride: off)",
@@ -131,23 +147,25 @@ def _say_alert(alert) -> None:
     tqdm.write(describe_alert(alert), file=sys.stdout)
 
 
-def _run(args: argparse.Namespace, video: Path, out: Path, layout_path: Path | None, publish):
-    from pipeline.review import ReviewConfig, probe_video, review
+def effective_settings(args: argparse.Namespace, flags: dict[str, str], preset=None) -> Settings:
+    """The effective settings of a review or the demo (their strides checked first, so that a
+    bad option is named as such)."""
+    for name, option in (("stride", "--stride"), ("still_stride", "--still-stride")):
+        given = getattr(args, name)
+        if given is not None and given < 1:
+            raise UsageError(f"{option} must be at least 1, got {given}")
+    no_video = {"review": {"video_width_px": None}} if args.no_video else None
+    return settings_of(args, flags, preset, no_video)
 
-    if args.stride < 1:
-        raise UsageError(f"--stride must be at least 1, got {args.stride}")
-    if args.still_stride < 1:
-        raise UsageError(f"--still-stride must be at least 1, got {args.still_stride}")
+
+def _run(args: argparse.Namespace, settings: Settings, video: Path, out: Path, publish):
+    from pipeline.review import probe_video, review
+
     info = probe_video(video)  # a missing file or a non-video fails before any work
-    layout, source = _layout(video, layout_path)
+    layout, source = _layout(video, settings.layout)
     check_size(layout, info.size_wh)
     _prepare_out(out, args.overwrite)
-    config = ReviewConfig(
-        table=args.table,
-        stride=args.stride,
-        still_stride=args.still_stride,
-        video_width_px=None if args.no_video else ReviewConfig.video_width_px,
-    )
+    config = settings.review_config(layout.chung_box)
     print(f"layout: {source}", file=sys.stderr)
     return review(
         video,
@@ -197,7 +215,7 @@ def summary_lines(result) -> list[str]:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    result = _run(args, args.video, args.out, args.layout, None)
+    result = _run(args, effective_settings(args, REVIEW_FLAGS), args.video, args.out, None)
     print("\n".join(summary_lines(result)))
     return 0
 
@@ -206,20 +224,21 @@ def cmd_demo(args: argparse.Namespace) -> int:
     video = DEMO_DIR / "clip.mp4"
     if not video.is_file():
         raise UsageError(f"{video}: the sample clip is missing (install from a source checkout)")
+    settings = effective_settings(args, DEMO_FLAGS, DEMO_PRESET)
     out = args.out or Path(tempfile.mkdtemp(prefix="paigow-demo-"))
     publish = None
     if not args.no_publish:
-        from pipeline.bus.publisher import PublisherConfig
-
-        publish = PublisherConfig(pub_endpoint=args.pub, replay_endpoint=args.replay)
+        publish = settings.bus.build()
+        pub, replay = publish.pub_endpoint, publish.replay_endpoint
         print(
-            f"publishing alerts on {args.pub} (replay {args.replay}); "
-            f"follow them with: paigow alerts --connect {args.pub} --replay {args.replay}",
+            f"publishing alerts on {pub} (replay {replay}); "
+            f"follow them with: paigow alerts --connect {pub} --replay {replay}",
             file=sys.stderr,
         )
-    print(f"demo: the sample round, 1 frame in {args.stride}, into {out}", file=sys.stderr)
+    stride = settings.review.stride
+    print(f"demo: the sample round, 1 frame in {stride}, into {out}", file=sys.stderr)
     try:
-        result = _run(args, video, out, None, publish)
+        result = _run(args, settings, video, out, publish)
     except ValueError as exc:
         if str(exc).startswith("cannot bind"):
             raise UsageError(f"{exc} (is a monitor running? try --no-publish)") from None

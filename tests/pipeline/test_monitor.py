@@ -25,6 +25,8 @@ from pipeline.alerts import describe_alert, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli import build_parser, main
+from pipeline.cli import monitor as monitor_cli
+from pipeline.cli.common import settings_of
 from pipeline.journal import Journal
 from pipeline.layout import load_default_layout, spec_from_scenario
 from pipeline.live.monitor import ConsoleReport, FrameQueue, Monitor, MonitorConfig, MonitorStats
@@ -413,7 +415,8 @@ def test_the_real_pipeline_on_a_few_frames_of_the_demo_clip(tmp_path):
 
 def test_the_cli_bus_defaults_match_the_publisher():
     args = build_parser().parse_args(["monitor", "0", "--layout", "L", "--table", "T1"])
-    assert (args.publish, args.replay) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
+    bus = settings_of(args, monitor_cli.FLAGS).bus
+    assert (bus.pub_endpoint, bus.replay_endpoint) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
 
 
 def write_clip(path: Path, seconds: float, size_wh=(160, 120)) -> Path:

@@ -19,6 +19,7 @@ from pipeline.alerts import AlertState, make_alert
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli import build_parser, main
 from pipeline.cli import review as review_cli
+from pipeline.cli.common import settings_of
 from pipeline.evidence import SnapshotConfig, SnapshotRing
 from pipeline.layout import load_default_layout
 from pipeline.review import (
@@ -336,7 +337,12 @@ def test_an_earlier_review_is_kept_unless_overwrite(tmp_path, capsys):
 
 def test_demo_publishes_and_writes_a_review_folder(tmp_path, monkeypatch, capsys):
     args = build_parser().parse_args(["demo"])
-    assert (args.pub, args.replay) == (PUB_ENDPOINT, REPLAY_ENDPOINT)
+    settings = settings_of(args, review_cli.DEMO_FLAGS, review_cli.DEMO_PRESET)
+    assert (settings.bus.pub_endpoint, settings.bus.replay_endpoint) == (
+        PUB_ENDPOINT,
+        REPLAY_ENDPOINT,
+    )
+    assert settings.review.stride == review_cli.DEMO_STRIDE
     assert ReviewConfig.still_stride == review_cli.STILL_STRIDE
     clip = tmp_path / "clip"
     clip.mkdir()
