@@ -10,9 +10,12 @@ track ids, wherever its tiles lie:
 - **merged**: a box holds tiles delivered to two or more boxes (or tiles the tracker lost and
   found again under new ids). Reconstructible when every tile of the hands still has its id.
 - **exposed**: all four tiles of a hand face up and still; the chung box's hand is the bank's.
-- **settled**: once hands are exposed, a box's chip stacks leaving it is a loss, more stacks a
-  win; a wagered box passed over (a later box counter-clockwise from the chung settled first,
-  no chips moved for ``settle_quiet_s``, a new wash began, or the stream ended) is a push.
+- **settled**: once a box's hand is exposed, fewer chip stacks than it staked is a loss, more a
+  win (a change held uncovered, as after "no more bets"; the dealer settles a box after
+  exposing it, so chips changing in a box not yet exposed settle nothing); a wagered box
+  passed over (a later box counter-clockwise from the chung settled first) is a push, and
+  so is every wagered box left when no chips moved for ``settle_quiet_s``, a new wash began or
+  the stream ended. A box taken for a push whose chips then change settles again.
 """
 
 from __future__ import annotations
@@ -177,8 +180,8 @@ def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
         high, low = _exposed_pairs(memory, cfg, box, tracks)
         faces = _faces(tracks)
         memory.exposed.add(box)
-        if not memory.wagered:
-            memory.wagered = tuple(sorted(b for b, n in memory.chips.items() if n))
+        if memory.phase.order < Phase.EXPOSURE.order:
+            memory.close_bets()  # the stakes the hands play for
         events.append(
             HandExposed(
                 view.frame,
@@ -205,30 +208,32 @@ def _pushes(memory: RoundMemory, boxes: list[int], frame: int, time_s: float) ->
     events: list[TableEvent] = []
     for box in boxes:
         if box in memory.wagered and box not in memory.settled:
-            memory.settled.add(box)
-            memory.pushed.add(box)
+            memory.settled[box] = Outcome.PUSH
             events.append(BoxSettled(frame, time_s, box, Outcome.PUSH))
     return events
 
 
 def settle_box(
-    view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int, paid: bool
+    memory: RoundMemory, cfg: RoundConfig, box: int, stacks: int, frame: int, time_s: float
 ) -> list[TableEvent]:
-    """Chips of a wagered box moved during exposure: a win (``paid``) or a loss, plus pushes
-    for the wagered boxes passed over before it. A box taken for a push settles again: its
-    payout or loss was seen after the dealer had moved on (hands over the box, a payout stack
-    seen late); the later BoxSettled stands."""
-    if box not in memory.wagered or (box in memory.settled and box not in memory.pushed):
+    """A wagered box's chip stacks, changed and held, during exposure or settlement: more than
+    it staked a win, fewer a loss; the wagered boxes before it, counted counter-clockwise from
+    the chung box, that have not settled were passed over: pushes. A box whose hand is not
+    exposed yet settles nothing (its chips are misread, or covered); a box taken for a push
+    settles again (a payout seen after the dealer moved on), a win or a loss stands."""
+    if box not in memory.wagered or box not in memory.exposed:
         return []
-    memory.pushed.discard(box)
+    staked = memory.stakes.get(box, 0)
+    if memory.settled.get(box, Outcome.PUSH) is not Outcome.PUSH or stacks == staked:
+        return []  # paid or taken already (the winnings picked up later), or as staked
+    outcome = Outcome.WIN if stacks > staked else Outcome.LOSE
     order = _counter_clockwise_from_chung(cfg)
     passed = order[: order.index(box)] if box in order else []
-    events = _pushes(memory, passed, view.frame, view.time_s)
-    memory.settled.add(box)
-    memory.last_settle = (view.frame, view.time_s)
-    outcome = Outcome.WIN if paid else Outcome.LOSE
-    events.append(BoxSettled(view.frame, view.time_s, box, outcome))
-    return events + memory.advance(Phase.SETTLEMENT, view.frame, view.time_s)
+    events = _pushes(memory, passed, frame, time_s)
+    memory.settled[box] = outcome
+    memory.last_settle = (frame, time_s)
+    events.append(BoxSettled(frame, time_s, box, outcome))
+    return events + memory.advance(Phase.SETTLEMENT, frame, time_s)
 
 
 def _trailing_pushes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
@@ -247,9 +252,14 @@ def _settle_quiet(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> lis
 
 
 def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Close a round's open ends: a group still open; wagered boxes never settled are pushes."""
+    """Close a round's open ends: a group still open; chips seen changed but not yet held
+    settle as seen; wagered boxes never settled are pushes."""
     events: list[TableEvent] = list(memory.close_group())
     if memory.phase.order >= Phase.EXPOSURE.order:
+        for box, (stacks, frame, time_s) in sorted(memory.chips_changing.items()):
+            # seen changed, uncovered, when the stream ended before the hold: as seen (a
+            # settlement pending at the end is not judged, payout_error)
+            events += settle_box(memory, cfg, box, stacks, frame, time_s)
         events += _trailing_pushes(view, memory, cfg)
     return events
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline.round.events import GroupDelivered, Phase, PhaseChanged, TableState
+from pipeline.round.events import GroupDelivered, Outcome, Phase, PhaseChanged, TableState
 from pipeline.round.tracks import FrameView
 from vision.types import Track
 
@@ -29,6 +29,10 @@ class RoundConfig:
     # stacks changed count only once seen changed, uncovered, this long (a hand or arm over
     # the box makes its chips unknown, not gone); lower: late wagers reported sooner, but
     # chips re-found slowly after a hand leaves, or fingertips read as a chip, make false ones
+    settle_hold_s: float = 0.5  # once hands are exposed, a box's chip stacks changed count
+    # (a payout, a loss taken) only once seen changed, uncovered, this long; lower: a payout
+    # seen just before the stream ends still counts, but chips misread for a moment as the
+    # dealer's hand passes settle the box wrongly
     wager_reach_s: float = 4.0  # chips do not move by themselves: a changed box counts only
     # if a hand was seen over it within this long before the change was first seen; higher: a
     # late wager whose hand the detector saw only early still counts, but chips misread while
@@ -134,11 +138,16 @@ class RoundMemory:
     merges: set[frozenset[int]] = field(default_factory=set)
     exposed: set[int] = field(default_factory=set)
     wagered: tuple[int, ...] = ()
-    settled: set[int] = field(default_factory=set)
-    # settled as pushes (passed over, or settlement went quiet): a chip change there later in
-    # the round settles them again (a payout seen late, after the dealer moved on)
-    pushed: set[int] = field(default_factory=set)
+    stakes: dict[int, int] = field(default_factory=dict)  # box -> chip stacks when bets closed
+    # box -> how it settled; a push (passed over, settlement quiet) settles again when its
+    # chips change later in the round (a payout seen late, after the dealer moved on)
+    settled: dict[int, Outcome] = field(default_factory=dict)
     last_settle: tuple[int, float] | None = None  # frame (index, time) of the last settlement
+
+    def close_bets(self) -> None:
+        """The wagers as they stand now are the round's stakes."""
+        self.stakes = {box: n for box, n in self.chips.items() if n}
+        self.wagered = tuple(sorted(self.stakes))
 
     def advance(self, to: Phase, frame: int, time_s: float) -> list[PhaseChanged]:
         """Move forward to ``to`` (never back); the PhaseChanged event, if any."""

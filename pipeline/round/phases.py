@@ -159,12 +159,13 @@ def _woodpile(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Ta
 
 
 def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement. Between
-    "no more bets" and the exposure a change must hold, uncovered (:func:`_guarded_counts`)."""
+    """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement. After
+    "no more bets" a change must hold, uncovered (:func:`_guarded_counts`): chips hidden under
+    a hand, or misread for a moment as the dealer pays, are not chips moved."""
     chips = chips_in_boxes(view)
     counts = {box: len(stacks) for box, stacks in chips.items()}
     spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
-    guarded = memory.no_more_bets and memory.phase.order < Phase.EXPOSURE.order
+    guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)
     if guarded:
         floor = cfg.late_chip_confidence
         sure = {box: sum(c.confidence >= floor for c in stacks) for box, stacks in chips.items()}
@@ -186,7 +187,7 @@ def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
             WagerChanged(frame, time_s, box, before, after, memory.no_more_bets, memory.phase)
         )
         if memory.phase.order >= Phase.EXPOSURE.order:
-            events += settle_box(view, memory, cfg, box, after > before)
+            events += settle_box(memory, cfg, box, after, frame, time_s)
         elif memory.phase is Phase.WAGERS and not memory.no_more_bets:
             memory.last_wager_s = view.time_s  # this round's bets: placed on the built woodpile
             memory.wagers_placed = any(memory.chips.values())
@@ -217,7 +218,8 @@ def _guarded_counts(
 ) -> dict[int, int]:
     """The chip counts to believe after "no more bets": a box a hand lies over keeps its
     count (unknown, not changed); a box seen uncovered with another count gets it once that
-    count has held ``wager_hold_s``. Chips are judged before the cover and after it."""
+    count has held ``wager_hold_s`` (``settle_hold_s`` once hands are exposed). Chips are
+    judged before the cover and after it."""
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
@@ -236,7 +238,10 @@ def _guarded_counts(
         reached_s = memory.covered_s.get(box)
         if reached_s is None or changing[2] - reached_s > cfg.wager_reach_s:
             continue  # no hand came near before: the detector's doubt, not a wager moved
-        if view.time_s - changing[2] >= cfg.wager_hold_s:
+        hold_s = (
+            cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
+        )
+        if view.time_s - changing[2] >= hold_s:
             believed[box] = now
             memory.chip_spots[box] = spots.get(box, [])
     return {box: n for box, n in believed.items() if n}
@@ -244,7 +249,7 @@ def _guarded_counts(
 
 def _call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:
     memory.no_more_bets, memory.no_more_bets_s = True, view.time_s
-    memory.wagered = tuple(sorted(box for box, n in memory.chips.items() if n))
+    memory.close_bets()
     return [NoMoreBets(view.frame, view.time_s, reason)]
 
 

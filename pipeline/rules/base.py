@@ -48,8 +48,9 @@ class RulesConfig:
     # a proper wash left 0-1 faces known, the two weak washes 6 and 8 (in oracle mode, where
     # every tile is seen, a weak wash leaves nearly all 32 known)
     house_way: str = "nz"  # the house way the bank hand is checked against (paigow ways)
-    push_judge_s: float = 3.0  # a box settled as a push is judged this long after (a payout
-    # seen late settles it again); lower: earlier alerts for unpaid wins, more false ones
+    settle_judge_s: float = 3.0  # a box's settlement is judged this long after, unless it
+    # settles again meanwhile (a payout seen late, chips misread while the dealer pays); lower:
+    # earlier payout alerts, more of them on a settlement not finished
     snapshot_path: str | None = "snapshots/{table}/{kind}_round{round}_frame{frame}.jpg"
     # where the sink saves the evidence frame (None: no snapshot named in the evidence)
 

@@ -6,10 +6,11 @@ left alone) is compared with what the exposed hands call for, the box's pairs ag
 bank's (:func:`paigow.hands.match`: both hands won is a win, both lost a loss, else a push;
 copies go to the bank). A box paid when it lost, or not paid when it won, is raised; whether a
 win was paid exactly 1:1 less 5% is not (it needs chip values). Boxes or banks whose faces are
-not all known are not judged. A push is what the camera did not see (no chip moved): it is
-judged ``push_judge_s`` after it was called, unless the box settles again meanwhile (a payout
-seen late); one called as the stream ends is not judged (the settlement may have been cut
-off). Ends with the round.
+not all known are not judged. A settlement is judged ``settle_judge_s`` after it was seen,
+unless the box settles again meanwhile (a push is only what the camera did not see: no chip
+moved; a payout may be seen late, or chips misread while the dealer pays): the last one
+stands. One pending as the stream ends is not judged (the settlement may have been cut off).
+Ends with the round.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import ClassVar
 
 from paigow.hands import Setting, hand_value, match
 from paigow.tiles import TileError, tile
-from pipeline.round.events import BoxSettled, HandExposed, Outcome, TableEvent, TableState
+from pipeline.round.events import BoxSettled, HandExposed, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig, faces_text
 
 
@@ -46,7 +47,7 @@ class PayoutError:
     def reset(self) -> None:
         self._hands: dict[int, HandExposed] = {}
         self._bank: HandExposed | None = None
-        self._pushes: dict[int, BoxSettled] = {}  # box -> push not judged yet
+        self._pending: dict[int, BoxSettled] = {}  # box -> its last settlement, not judged yet
 
     def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
         findings: list[Finding] = []
@@ -56,14 +57,11 @@ class PayoutError:
                     self._bank = event
                 case HandExposed(box=box):
                     self._hands[box] = event
-                case BoxSettled(outcome=Outcome.PUSH):
-                    self._pushes[event.box] = event
                 case BoxSettled():
-                    self._pushes.pop(event.box, None)
-                    findings += self._judged(event)
-        wait_s = self.config.push_judge_s
-        for event in [e for e in self._pushes.values() if state.time_s - e.time_s >= wait_s]:
-            del self._pushes[event.box]
+                    self._pending[event.box] = event
+        wait_s = self.config.settle_judge_s
+        for event in [e for e in self._pending.values() if state.time_s - e.time_s >= wait_s]:
+            del self._pending[event.box]
             findings += self._judged(event)
         return findings
 

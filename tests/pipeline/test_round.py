@@ -446,18 +446,52 @@ def test_exposure_then_settlement_with_pushes():
     assert [(e.box, e.bank) for e in exposed] == [(1, True), (5, False), (6, False)]
     assert exposed[0].high_faces == ("4-4", "4-4")
     assert len(table.of(TileExposed)) == 12
-    table.drop(106)  # box 6 lost: box 5, passed over, pushed
+    table.put(hand(900, (0.0, 0.0), "box_6"))  # the dealer takes box 6's chips
+    table.step(1)
+    table.drop(106, 900)
     table.step(2)
+    assert table.of(BoxSettled) == []  # a change holds, uncovered, for settle_hold_s first
+    table.step(2)  # box 6 lost: box 5, exposed and passed over, pushed
     settled = table.of(BoxSettled)
     assert [(s.box, s.outcome) for s in settled] == [(5, Outcome.PUSH), (6, Outcome.LOSE)]
     assert table.state.phase is Phase.SETTLEMENT
+    table.put(hand(900, (30.0, 0.0), "box_5"))
+    table.step(1)
+    table.drop(900)
     table.put(chip(205, "box_5", (30.0, 0.0)))  # box 5's payout, seen after the dealer moved on
-    table.step(3)
+    table.step(7)
     settled = table.of(BoxSettled)
     assert [(s.box, s.outcome) for s in settled][2:] == [(5, Outcome.WIN)]
-    table.drop(205)  # the player takes the winnings: the box is settled, nothing more
-    table.step(3)
+    table.put(hand(900, (30.0, 0.0), "box_5"))
+    table.step(1)
+    table.drop(205, 900)  # the player takes the winnings: the box is settled, nothing more
+    table.step(7)
     assert len(table.of(BoxSettled)) == 3
+
+
+def test_chips_moving_in_a_box_not_exposed_settle_nothing():
+    """The dealer settles a box after exposing its hand: chips misread in a box whose hand is
+    still face down (a payout stack passing over it) settle nothing and pass no box over."""
+    table = delivered_table()
+    bank = table.state.hands[1]
+    table.put(
+        *(
+            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
+            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
+        )
+    )
+    table.put(
+        *(replace(table.tracks[i], face_up=True, class_id=TILE_UP) for i in table.state.hands[5])
+    )
+    table.step(3)
+    assert sorted(e.box for e in table.of(HandExposed)) == [1, 5]
+    table.put(hand(900, (0.0, 0.0), "box_6"))
+    table.step(1)
+    table.drop(900)
+    table.put(chip(206, "box_6", (20.0, 0.0)))  # box 6 not exposed: no payout yet
+    table.step(7)
+    assert [(w.box, w.after) for w in table.of(WagerChanged)][-1] == (6, 2)
+    assert table.of(BoxSettled) == []
 
 
 def test_a_new_wash_closes_the_round_and_starts_the_next_despite_old_dice():

@@ -313,6 +313,7 @@ def test_scripted_irregularity_raises_its_alert_and_no_other(name):
     kind = name.split(",")[0]
     want = {(k or kind, box) for k, box in expected}
     table = play(r)
+    table.wait(RulesConfig().settle_judge_s)  # a settlement is judged once it has stood
     table.finish()
     assert table.opened() == want
 
@@ -320,6 +321,7 @@ def test_scripted_irregularity_raises_its_alert_and_no_other(name):
 @pytest.mark.parametrize("name", sorted(CLEAN))
 def test_clean_round_raises_nothing(name):
     table = play(CLEAN[name])
+    table.wait(RulesConfig().settle_judge_s)  # the settlements judged too
     table.finish()
     assert table.alerts == []
 
@@ -351,18 +353,18 @@ def test_dice_unread_are_doubt_not_a_die_off_flat():
 
 def test_a_push_is_judged_only_after_a_wait_and_a_late_payout_settles_it_again():
     """A won box taken for a push (no chip seen to move) raises payout_error only once the
-    push has stood ``push_judge_s``; paid meanwhile, it raises nothing."""
+    push has stood ``settle_judge_s``; paid meanwhile, it raises nothing."""
     config = RulesConfig()
     won = next(box for box, outcome in DUE.items() if outcome is Outcome.WIN)
     unpaid = play(Round(settled={**DUE, won: Outcome.PUSH}), config)
     assert unpaid.alerts == []  # 1 s after the settlement: not judged yet
-    unpaid.wait(config.push_judge_s)
+    unpaid.wait(config.settle_judge_s)
     assert unpaid.opened() == {("payout_error", won)}
 
     late = play(Round(settled={**DUE, won: Outcome.PUSH}), config)
     late.step(WagerChanged(*late.at(), won, 1, 2, True, late.phase))
     late.step(BoxSettled(*late.at(), won, Outcome.WIN))
-    late.wait(config.push_judge_s)
+    late.wait(config.settle_judge_s)
     late.finish()
     assert late.alerts == []
 
@@ -577,3 +579,19 @@ def test_a_bank_hand_the_deck_cannot_hold_is_a_misreading_not_a_violation():
     house way has no line for them; the rule judges nothing and the checker goes on."""
     table = play(Round(bank=(("4-4", "4-4"), ("4-4", "4-4"))))
     assert not table.of("house_way_violation", AlertState.OPEN)
+
+
+def test_a_settlement_misread_then_corrected_is_judged_as_corrected():
+    """Chips misread while the dealer pays (a lost box seen paid for a moment) settle the box
+    again: only the last settlement of a box, once it has stood ``settle_judge_s``, is judged."""
+    config = RulesConfig()
+    lost = next(box for box, outcome in DUE.items() if outcome is Outcome.LOSE)
+    table = play(Round(settled={**DUE, lost: Outcome.WIN}), config)
+    table.step(WagerChanged(*table.at(), lost, 2, 0, True, table.phase))
+    table.step(BoxSettled(*table.at(), lost, Outcome.LOSE))
+    table.wait(config.settle_judge_s)
+    table.finish()
+    assert table.alerts == []
+    misread = play(Round(settled={**DUE, lost: Outcome.WIN}), config)
+    misread.wait(config.settle_judge_s)
+    assert misread.opened() == {("payout_error", lost)}
