@@ -256,10 +256,11 @@ def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list
     settle as seen; wagered boxes never settled are pushes."""
     events: list[TableEvent] = list(memory.close_group())
     if memory.phase.order >= Phase.EXPOSURE.order:
-        for box, (stacks, frame, time_s) in sorted(memory.chips_changing.items()):
-            # seen changed, uncovered, when the stream ended before the hold: as seen (a
-            # settlement pending at the end is not judged, payout_error)
-            events += settle_box(memory, cfg, box, stacks, frame, time_s)
+        for box, seen in sorted(memory.chips_changing.items()):
+            # seen changed, uncovered, after a hand, as the stream ended before the hold: as
+            # seen (a settlement pending at the end is not judged, payout_error)
+            if seen.handled(cfg.wager_reach_s):
+                events += settle_box(memory, cfg, box, seen.count, seen.frame, seen.time_s)
         events += _trailing_pushes(view, memory, cfg)
     return events
 

@@ -33,6 +33,10 @@ class RoundConfig:
     # (a payout, a loss taken) only once seen changed, uncovered, this long; lower: a payout
     # seen just before the stream ends still counts, but chips misread for a moment as the
     # dealer's hand passes settle the box wrongly
+    recount_s: float = 3.0  # after "no more bets", a box's chips seen at another count with no
+    # hand near before, held uncovered this long, become its count without an event (the
+    # detector's first count was wrong); lower: a misread count is corrected sooner, but a
+    # late wager whose hand the detector never saw is taken for a recount sooner
     wager_reach_s: float = 4.0  # chips do not move by themselves: a changed box counts only
     # if a hand was seen over it within this long before the change was first seen; higher: a
     # late wager whose hand the detector saw only early still counts, but chips misread while
@@ -104,6 +108,21 @@ class OpenGroup:
     order_seen: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class ChipSighting:
+    """A box's chip stacks seen at another count than believed, uncovered: the count, the
+    frame and time first seen so, and when a hand was last over the box before that."""
+
+    count: int
+    frame: int
+    time_s: float
+    reached_s: float | None
+
+    def handled(self, reach_s: float) -> bool:
+        """A hand was over the box in the ``reach_s`` before: chips do not move by themselves."""
+        return self.reached_s is not None and self.time_s - self.reached_s <= reach_s
+
+
 @dataclass
 class RoundMemory:
     """Facts of the round in progress; a new wash starts a fresh one (``index`` + 1)."""
@@ -118,8 +137,8 @@ class RoundMemory:
     no_more_bets: bool = False
     no_more_bets_s: float | None = None  # when "no more bets" was called
     chips: dict[int, int] = field(default_factory=dict)  # box -> chip stacks believed there
-    # a box's chips seen changed (guarded window): count, frame and time first seen so, uncovered
-    chips_changing: dict[int, tuple[int, int, float]] = field(default_factory=dict)
+    # a box's chips seen changed (guarded window), uncovered, not yet believed
+    chips_changing: dict[int, ChipSighting] = field(default_factory=dict)
     # box -> where its believed chip stacks were last seen (a hand over them hides them)
     chip_spots: dict[int, list[tuple[float, float, float, float]]] = field(default_factory=dict)
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand

@@ -51,6 +51,7 @@ from pipeline.round.events import (
 )
 from pipeline.round.hands import HAND_STEPS, finish_round, settle_box
 from pipeline.round.memory import (
+    ChipSighting,
     OpenGroup,
     RoundConfig,
     RoundMemory,
@@ -182,7 +183,8 @@ def _wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
         memory.chips[box] = after
         frame, time_s = view.frame, view.time_s
         if guarded:
-            _, frame, time_s = memory.chips_changing.pop(box)
+            sighting = memory.chips_changing.pop(box)
+            frame, time_s = sighting.frame, sighting.time_s
         events.append(
             WagerChanged(frame, time_s, box, before, after, memory.no_more_bets, memory.phase)
         )
@@ -218,32 +220,39 @@ def _guarded_counts(
 ) -> dict[int, int]:
     """The chip counts to believe after "no more bets": a box a hand lies over keeps its
     count (unknown, not changed); a box seen uncovered with another count gets it once that
-    count has held ``wager_hold_s`` (``settle_hold_s`` once hands are exposed). Chips are
-    judged before the cover and after it."""
+    count has held ``wager_hold_s`` (``settle_hold_s`` once hands are exposed), if a hand was
+    near the box in the ``wager_reach_s`` before it was first seen so. Chips are judged before
+    the cover and after it: a count first seen with no hand near (the detector's doubt) that
+    is the same after a hand came and went was not changed by the hand; held ``recount_s``, it
+    is taken as the box's count, silently."""
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
     believed = dict(memory.chips)
+    hold_s = cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
     for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
+        if box in covered:
+            continue  # unknown: what was seen before the cover stands
         now = seen.get(box, 0)
-        if box in covered or now == memory.chips.get(box, 0):
+        if now == memory.chips.get(box, 0):
             memory.chips_changing.pop(box, None)
-            if box not in covered and now:
+            if now:
                 memory.chip_spots[box] = spots[box]
             continue
-        changing = memory.chips_changing.get(box)
-        if changing is None or changing[0] != now:
-            memory.chips_changing[box] = (now, view.frame, view.time_s)
+        sighting = memory.chips_changing.get(box)
+        if sighting is None or sighting.count != now:
+            reached_s = memory.covered_s.get(box)
+            memory.chips_changing[box] = ChipSighting(now, view.frame, view.time_s, reached_s)
             continue
-        reached_s = memory.covered_s.get(box)
-        if reached_s is None or changing[2] - reached_s > cfg.wager_reach_s:
-            continue  # no hand came near before: the detector's doubt, not a wager moved
-        hold_s = (
-            cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
-        )
-        if view.time_s - changing[2] >= hold_s:
-            believed[box] = now
+        held_s = view.time_s - sighting.time_s
+        if sighting.handled(cfg.wager_reach_s):
+            if held_s >= hold_s:
+                believed[box] = now
+                memory.chip_spots[box] = spots.get(box, [])
+        elif held_s >= cfg.recount_s:  # no hand made it: the detector's first count was wrong
+            believed[box] = memory.chips[box] = now
             memory.chip_spots[box] = spots.get(box, [])
+            del memory.chips_changing[box]
     return {box: n for box, n in believed.items() if n}
 
 

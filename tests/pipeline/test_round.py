@@ -290,7 +290,7 @@ def test_a_doubtful_chip_is_no_late_wager():
 
 def test_a_change_is_dated_after_the_hand_that_could_have_made_it():
     """A chip seen with no hand near is doubt; a hand then over the box (the chip missed under
-    it) makes what is seen afterwards a new sight, dated after the hand."""
+    it) and another count afterwards is a new sight, dated after the hand."""
     table = woodpile_table(no_more_bets_quiet_s=0.8)
     table.put(chip(100, "box_2"))
     table.step(6)
@@ -302,11 +302,29 @@ def test_a_change_is_dated_after_the_hand_that_could_have_made_it():
     table.step(3)
     table.drop(900)
     left_s = table.index / FPS
-    table.put(chip(101, "box_3", (40.0, 0.0)))
+    table.put(chip(101, "box_3", (40.0, 0.0)), chip(102, "box_3", (52.0, 0.0)))
     table.step(8)
     late = table.of(WagerChanged)[-1]
-    assert (late.box, late.before, late.after) == (3, 0, 1)
+    assert (late.box, late.before, late.after) == (3, 0, 2)
     assert late.time_s >= left_s
+
+
+def test_a_count_the_same_before_and_after_a_hand_was_not_changed_by_it():
+    """Chips seen at another count with no hand near (a stack missed, felt read as a chip) and
+    the same after a hand came and went (the dealer delivering): the hand changed nothing, no
+    late wager; held ``recount_s`` uncovered, the count is the box's, silently."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"), chip(101, "box_2", (12.0, 0.0)))
+    table.step(6)
+    assert [(w.box, w.after) for w in table.of(WagerChanged)] == [(2, 2)]
+    table.drop(101)  # lost by the detector, no hand anywhere near
+    table.step(4)
+    table.put(hand(900, (20.0, 20.0), "box_2"))
+    table.step(3)
+    table.drop(900)
+    table.step(10)
+    assert len(table.of(WagerChanged)) == 1
+    assert table.state.chips_per_box[2] == 1  # recounted once held recount_s
 
 
 def test_chips_lying_from_before_the_woodpile_are_no_bet_of_this_round():
