@@ -33,7 +33,8 @@ from pipeline.rules.checker import RulesChecker
 from vision.detector import Detector, DetectorConfig, FaceReader, check_fits
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
-from vision.tracker import Tracker, TrackerConfig
+from vision.tracking.config import TrackerConfig
+from vision.tracking.tracker import Tracker
 from vision.types import Detections, Frame, Track
 from vision.view import TableView, ViewConfig, ViewError, check_tile_px
 

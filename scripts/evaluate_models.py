@@ -37,7 +37,7 @@ from vision.evaluation import (
 )
 from vision.faces import FACE_INPUT_PX, crop_square
 from vision.synth.labels import face_class, frame_labels
-from vision.tracker import TrackerConfig
+from vision.tracking.config import TrackerConfig
 from vision.types import Frame
 
 LATENCY_REPEATS = 30

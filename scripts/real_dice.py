@@ -40,7 +40,7 @@ import numpy as np
 from vision.detector import MODELS_DIR, FaceReader, ModelError
 from vision.faces import DIE_TIPPED, FACE_CLASSES, FACE_INPUT_PX, crop_square
 from vision.synth.labels import BOX_JITTER
-from vision.tracker import TrackerConfig
+from vision.tracking.config import TrackerConfig
 from vision.types import DIE, Detections
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ from pipeline.evaluation.truth import read_clip, reported_tiles, truth_tiles
 from pipeline.layout import layout_from_scenario
 from pipeline.round.events import DeliveryDone, DiceRead, TableEvent
 from pipeline.round.phases import RoundConfig, RoundReconstructor
-from vision.tracker import Tracker
+from vision.tracking.tracker import Tracker
 from vision.types import Detections, Frame
 
 MIN_VISIBILITY = 0.3
