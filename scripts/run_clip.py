@@ -41,7 +41,8 @@ def perception_frames(clip_dir: Path) -> Iterator[FrameTracks]:
     import av
 
     from pipeline.layout import layout_from_scenario
-    from vision.detector import Detector, FaceReader
+    from vision.detector import Detector
+    from vision.face_reader import FaceReader
     from vision.tracking.tracker import Tracker
     from vision.types import Frame
 

@@ -21,7 +21,7 @@ ALLOWED = {
 CONFINED = {
     "zmq": ("pipeline/bus/",),
     # the runtime runs models in one place; scripts/quantize.py builds one offline
-    "onnxruntime": ("vision/detector", "scripts/quantize"),
+    "onnxruntime": ("vision/onnx", "scripts/quantize"),
     "sqlite3": ("pipeline/journal",),
     "ultralytics": ("scripts/",),
     "torch": ("scripts/",),

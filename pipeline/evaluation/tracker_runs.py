@@ -115,7 +115,8 @@ def _score_frame(
 
 def load_models() -> tuple:
     """The ONNX detector and face reader from ``models/`` (``--detector`` mode only)."""
-    from vision.detector import Detector, FaceReader  # onnxruntime only in this mode
+    from vision.detector import Detector  # onnxruntime only in this mode
+    from vision.face_reader import FaceReader
 
     return Detector(), FaceReader()
 
