@@ -30,10 +30,12 @@ from pipeline.round.events import CameraLost, CameraRestored, Phase, TableEvent,
 from pipeline.round.phases import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
-from vision.detector import Detector, DetectorConfig, FaceReader, check_fits
+from vision.detector import Detector, DetectorConfig, check_fits
+from vision.face_reader import FaceReader
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
-from vision.tracker import Tracker, TrackerConfig
+from vision.tracking.config import TrackerConfig
+from vision.tracking.tracker import Tracker
 from vision.types import Detections, Frame, Track
 from vision.view import TableView, ViewConfig, ViewError, check_tile_px
 

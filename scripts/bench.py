@@ -125,7 +125,8 @@ def make_pipeline(args, gated: bool, still_stride: int = 1):
     from pipeline.layout import layout_from_scenario
     from pipeline.review import ReviewConfig, pipeline_config
     from pipeline.runner import PipelineConfig, TablePipeline
-    from vision.detector import Detector, FaceReader
+    from vision.detector import Detector
+    from vision.face_reader import FaceReader
     from vision.gating import GatedDetector, GatingConfig
 
     detector, reader = Detector(), FaceReader()
@@ -520,7 +521,7 @@ def child(args) -> dict:
     mode, _, stride = name.partition(":")
     options = frozenset(opts)
     if "spin" in options:  # onnxruntime's threads spin-wait between runs, its default
-        from vision.detector import OnnxModel
+        from vision.onnx import OnnxModel
 
         OnnxModel.spin_wait = True
     match mode:

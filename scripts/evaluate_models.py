@@ -27,7 +27,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detector import MODELS_DIR, Detector, DetectorConfig, FaceReader, load_manifest
+from vision.detector import Detector, DetectorConfig
 from vision.evaluation import (
     LabelledImage,
     detection_metrics,
@@ -35,9 +35,11 @@ from vision.evaluation import (
     median_ms,
     video_face_metrics,
 )
+from vision.face_reader import FaceReader
 from vision.faces import FACE_INPUT_PX, crop_square
+from vision.onnx import MODELS_DIR, load_manifest
 from vision.synth.labels import face_class, frame_labels
-from vision.tracker import TrackerConfig
+from vision.tracking.config import TrackerConfig
 from vision.types import Frame
 
 LATENCY_REPEATS = 30

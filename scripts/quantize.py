@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vision.detector import MODELS_DIR, letterbox, load_manifest
+from vision.detector import letterbox
+from vision.onnx import MODELS_DIR, load_manifest
 
 HEAD = "/model.23/"  # the detection head of the exported YOLO graph
 BRANCHES = (HEAD + "cv2.", HEAD + "cv3.")  # its box and class convolutions

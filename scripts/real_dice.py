@@ -18,7 +18,7 @@ Sizes: a die's top face spans ``S`` px. The renderer's ceiling camera gives a 16
 side (63.5 mm) at 35-120 px at 1080p, so a die at 9-30 px. For each labelled die and each ``S``
 the whole photograph is shrunk (``cv2.INTER_AREA``, integrating as a camera's pixels do) so the
 die's box has a long side of ``S`` px, and the die is read exactly as the monitor reads one: the
-face reader (``vision.detector.FaceReader``) on a die detection with that box, which cuts the
+face reader (``vision.face_reader.FaceReader``) on a die detection with that box, which cuts the
 crop with ``vision.faces.crop_square`` and chooses the reading with ``vision.faces.die_choice``.
 A die is read right when the value is its label's at the tracker's ``min_die_confidence`` or
 more; unread when its value's probability is under that; tipped when it reads ``die_tipped``.
@@ -37,10 +37,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.detector import MODELS_DIR, FaceReader, ModelError
+from vision.face_reader import FaceReader
 from vision.faces import DIE_TIPPED, FACE_CLASSES, FACE_INPUT_PX, crop_square
+from vision.onnx import MODELS_DIR, ModelError
 from vision.synth.labels import BOX_JITTER
-from vision.tracker import TrackerConfig
+from vision.tracking.config import TrackerConfig
 from vision.types import DIE, Detections
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -41,8 +41,9 @@ def perception_frames(clip_dir: Path) -> Iterator[FrameTracks]:
     import av
 
     from pipeline.layout import layout_from_scenario
-    from vision.detector import Detector, FaceReader
-    from vision.tracker import Tracker
+    from vision.detector import Detector
+    from vision.face_reader import FaceReader
+    from vision.tracking.tracker import Tracker
     from vision.types import Frame
 
     layout = layout_from_scenario(clip_dir / "scenario.json")

@@ -257,7 +257,7 @@ def check_figures(reader, crops: np.ndarray, labels: list[str]) -> dict:
 
 def cmd_measure(args: argparse.Namespace) -> int:
     """The shipped face-down check on the held-out crops -> ``--out`` (JSON)."""
-    from vision.detector import FaceReader
+    from vision.face_reader import FaceReader
 
     reader, out = FaceReader(), {"threshold": FACE_UP_MIN_PROBABILITY}
     classes = (*FACE_CLASSES, TILE_DOWN)

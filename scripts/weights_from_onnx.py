@@ -124,7 +124,7 @@ def check_parity(net, name: str, input_wh: tuple[int, int]) -> float:
     runs it (onnxruntime) on two random inputs."""
     import torch
 
-    from vision.detector import OnnxModel
+    from vision.onnx import OnnxModel
 
     model = OnnxModel(name, threads=2)
     x = np.random.default_rng(0).random((2, 3, input_wh[1], input_wh[0]), dtype=np.float32)
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["YOLO_OFFLINE"] = "1"
     import torch
 
-    from vision.detector import load_manifest
+    from vision.onnx import load_manifest
 
     manifest = load_manifest()
     if args.model not in manifest:

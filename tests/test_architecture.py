@@ -21,7 +21,7 @@ ALLOWED = {
 CONFINED = {
     "zmq": ("pipeline/bus/",),
     # the runtime runs models in one place; scripts/quantize.py builds one offline
-    "onnxruntime": ("vision/detector", "scripts/quantize"),
+    "onnxruntime": ("vision/onnx", "scripts/quantize"),
     "sqlite3": ("pipeline/journal",),
     "ultralytics": ("scripts/",),
     "torch": ("scripts/",),
@@ -34,7 +34,6 @@ MAX_MODULE_LINES = 450
 LONG_MODULES = {
     "pipeline/live/sources.py": "each source kind, read-ahead and reconnecting; to split by kind",
     "scripts/bench.py": "every bench mode in one subprocess runner; to split by mode",
-    "vision/tracker.py": "one tracker class; to split into vision/tracking/ (issue 21)",
     "pipeline/review/report.py": "the whole report.html: timeline, tables, snapshots",
     "pipeline/round/phases.py": "the phase machine; each phase's step could be its own module",
 }

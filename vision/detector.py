@@ -1,34 +1,26 @@
-"""ONNX models on onnxruntime (the only module that imports it): the detector and the face reader.
+"""The detector: frame -> detections (tiles up/down, chips, dice, hands), a YOLO model run on
+onnxruntime through :mod:`vision.onnx` (which checks it against the sha256 in
+``models/manifest.json`` when it is loaded).
 
 Pre- and post-processing are plain numpy: :func:`letterbox`, :func:`decode` (YOLO head output
 ``(1, 4 + C, N)``: centre x, centre y, width, height in input pixels, then C class scores) and
-:func:`nms`. Models are checked against the sha256 in ``models/manifest.json`` when loaded.
+:func:`nms`. The face reader, run on the detector's boxes, is :mod:`vision.face_reader`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import cv2
 import numpy as np
 
-from vision.faces import (
-    DOWN_CHECK_CLASSES,
-    FACE_CLASSES,
-    FACE_INPUT_PX,
-    crop_square,
-    die_choice,
-    turned_up,
-)
 from vision.felt import FeltBalance, FeltConfig
 from vision.geometry import UNION_EPS, iou_matrix
+from vision.onnx import MODELS_DIR, ModelError, OnnxModel
 from vision.refine import refine_bright_box
-from vision.types import DETECTOR_CLASSES, DIE, TILE_DOWN, TILE_UP, Detections, Frame
+from vision.types import DETECTOR_CLASSES, DIE, Detections, Frame
 
-MODELS_DIR = Path(__file__).resolve().parents[1] / "models"
 PAD_VALUE = 114
 MODEL_STRIDE = 32  # YOLO's largest feature stride: a free input size is a multiple of it
 MIN_IMAGE_SIDE_PX = MODEL_STRIDE  # a smaller picture is no table frame: the network would see
@@ -36,10 +28,6 @@ MIN_IMAGE_SIDE_PX = MODEL_STRIDE  # a smaller picture is no table frame: the net
 MIN_FITTED_SIDE_PX = MODEL_STRIDE  # an image's short side once letterboxed: a thinner strip
 # is under one cell of the coarsest grid (caps the aspect ratio at 30:1 wide, 17:1 tall in
 # 960x544); lower: stranger crops pass and find nothing
-
-
-class ModelError(ValueError):
-    """A model file that is missing, corrupt or does not match its manifest entry."""
 
 
 @dataclass(frozen=True)
@@ -214,69 +202,6 @@ def decode(
     return Detections.from_arrays(xyxy, class_id[kept], scores[kept])
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def load_manifest(models_dir: Path = MODELS_DIR) -> dict:
-    path = models_dir / "manifest.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelError(f"{path}: missing (the shipped models are listed there)") from None
-    except json.JSONDecodeError as exc:
-        raise ModelError(f"{path}: not valid JSON ({exc})") from None
-
-
-class OnnxModel:
-    """An ONNX model checked against its manifest entry and run on onnxruntime (CPU)."""
-
-    # onnxruntime's worker threads spin-wait for work between runs by default. On 2 cores that
-    # takes the CPU the decoding thread and the rest of the pipeline need; sleeping instead,
-    # side by side on the demo clip (scripts/bench.py, option spin: True), interleaved: live
-    # 36.6-43.9 against 28.2-28.4 frames/s (2 runs each), review 71.4-75.0 against 51.0-59.1 (3).
-    spin_wait: bool = False
-
-    def __init__(self, name: str, threads: int = 2, models_dir: Path = MODELS_DIR):
-        import onnxruntime as ort
-
-        manifest = load_manifest(models_dir)
-        if name not in manifest:
-            raise ModelError(f"{models_dir / 'manifest.json'}: no model named {name!r}")
-        self.entry = manifest[name]
-        path = models_dir / self.entry["file"]
-        if not path.is_file():
-            raise ModelError(f"{path}: model file missing")
-        digest = _sha256(path)
-        if digest != self.entry["sha256"]:
-            raise ModelError(
-                f"{path}: sha256 {digest[:12]}... does not match the manifest's "
-                f"{self.entry['sha256'][:12]}... (corrupt or replaced file)"
-            )
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        if not self.spin_wait:
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        try:
-            self.session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # onnxruntime raises its own types for broken graphs
-            raise ModelError(f"{path}: cannot be loaded by onnxruntime ({exc})") from None
-        self.input_name = self.session.get_inputs()[0].name
-        self.input_wh = tuple(self.entry["input_wh"])
-        # a symbolic (named) height/width: the model takes other input sizes than input_wh
-        self.free_input_size = not all(
-            isinstance(d, int) for d in self.session.get_inputs()[0].shape[2:]
-        )
-
-    def run(self, tensor: np.ndarray) -> np.ndarray:
-        return self.session.run(None, {self.input_name: tensor})[0]
-
-
 class Detector:
     """Frame -> detections (tiles up/down, chips, dice, hands) in full-frame pixels."""
 
@@ -357,74 +282,3 @@ class Detector:
         return Detections(
             xyxy, det.class_id, det.confidence, det.face, det.face_confidence, det.obb
         )
-
-
-class FaceReader:
-    """Reads tile faces and die values from full-resolution crops around detections, and
-    checks the detector's face-down tiles (the face-down check, a second model)."""
-
-    def __init__(
-        self,
-        threads: int = 2,
-        models_dir: Path = MODELS_DIR,
-        batch: int = 32,
-        classes: tuple[str, ...] = FACE_CLASSES,
-        check_down: bool = True,
-    ):
-        """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
-        the manifest must list the same. ``check_down``: also read the detector's face-down
-        boxes with the face-down check (``faces_down`` in the manifest)."""
-        self.model = _classifier("faces", classes, threads, models_dir)
-        self.down_check = (
-            _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
-            if check_down
-            else None
-        )
-        self.batch = batch
-
-    def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
-        """Fill ``face``/``face_confidence`` for face-up tiles and dice; a face-down box that
-        the face-down check reads as a tile face (:func:`vision.faces.turned_up`) becomes a
-        face-up one with that face."""
-        kinds = (TILE_UP, DIE, TILE_DOWN) if self.down_check else (TILE_UP, DIE)
-        want = np.flatnonzero(np.isin(detections.class_id, kinds))
-        face = detections.face.copy()
-        conf = detections.face_confidence.copy()
-        class_id = detections.class_id.copy()
-        if not len(want):
-            return detections.with_faces(face, conf)
-        crops = np.stack([crop_square(image, detections.xyxy[i], FACE_INPUT_PX) for i in want])
-        kind = detections.class_id[want]
-        read = np.flatnonzero(kind != TILE_DOWN)
-        if len(read):
-            probs = self.probs(crops[read])
-            face[want[read]], conf[want[read]] = probs.argmax(axis=1), probs.max(axis=1)
-            dice = kind[read] == DIE
-            if dice.any():  # a die reads a value or die_tipped, never a tile
-                face[want[read[dice]]], conf[want[read[dice]]] = die_choice(probs[dice])
-        down = np.flatnonzero(kind == TILE_DOWN)
-        if len(down):
-            turned, best, p = turned_up(self.probs(crops[down], self.down_check))
-            rows = want[down[turned]]
-            class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
-        return detections.with_faces(face, conf, class_id)
-
-    def probs(self, crops: np.ndarray, model: OnnxModel | None = None) -> np.ndarray:
-        """``crops (N, S, S, 3)`` uint8 BGR -> class probabilities ``(N, classes)`` of the face
-        reader (or of ``model``)."""
-        model, chunks = model or self.model, []
-        for i in range(0, len(crops), self.batch):
-            chunk = crops[i : i + self.batch][..., ::-1].transpose(0, 3, 1, 2)
-            chunks.append(model.run(np.ascontiguousarray(chunk, dtype=np.float32) / 255.0))
-        return np.concatenate(chunks)
-
-
-def _classifier(name: str, classes: tuple[str, ...], threads: int, models_dir: Path) -> OnnxModel:
-    """The manifest's model ``name``, checked to output ``classes``."""
-    model = OnnxModel(name, threads, models_dir)
-    if tuple(model.entry["classes"]) != classes:
-        raise ModelError(
-            f"{name} classes in {models_dir / 'manifest.json'} are not the {len(classes)} "
-            "classes expected (vision.faces)"
-        )
-    return model

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vision.detector import Detector, FaceReader
+from vision.detector import Detector
+from vision.face_reader import FaceReader
 from vision.faces import FACE_CLASSES, die_choice
 from vision.metrics import DetectionEvaluator
 from vision.types import DETECTOR_CLASSES

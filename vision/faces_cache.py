@@ -1,7 +1,7 @@
 """Read a face once, not every frame: reuse the reading of a box that neither moved nor changed.
 
 :class:`FaceCache` wraps a face reader (``reader(image, detections) -> detections`` with
-``face``/``face_confidence`` filled, like :class:`vision.detector.FaceReader`) and has the same
+``face``/``face_confidence`` filled, like :class:`vision.face_reader.FaceReader`) and has the same
 call. A tile (face up or down) or die whose box is where a box of the same class was read
 recently (every edge within ``box_tolerance_px``) keeps that reading if the pixels there look
 the same (a small grey thumbnail of the cached box, taken again on this frame, within

@@ -60,7 +60,8 @@ def detection_records(det) -> list[dict]:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from vision.detector import Detector, DetectorConfig, FaceReader, check_fits
+    from vision.detector import Detector, DetectorConfig, check_fits
+    from vision.face_reader import FaceReader
     from vision.types import Frame
 
     images = [(p, _read(p)) for p in args.images]  # every input checked before any work

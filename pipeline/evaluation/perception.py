@@ -32,7 +32,7 @@ from pipeline.evaluation.truth import read_clip, reported_tiles, truth_tiles
 from pipeline.layout import layout_from_scenario
 from pipeline.round.events import DeliveryDone, DiceRead, TableEvent
 from pipeline.round.phases import RoundConfig, RoundReconstructor
-from vision.tracker import Tracker
+from vision.tracking.tracker import Tracker
 from vision.types import Detections, Frame
 
 MIN_VISIBILITY = 0.3
@@ -43,12 +43,13 @@ def detections_of(clip: Path, cache: Path) -> list[Detections]:
     """Detector + face reader on every frame of ``clip.mp4``; the detector's boxes are cached
     in ``cache`` under the detector's sha256 (a new detector never reads an old one's boxes;
     the faces are read afresh: the face reader is cheap next to the detector)."""
-    from vision.detector import DetectorConfig, load_manifest
+    from vision.detector import DetectorConfig
+    from vision.onnx import load_manifest
 
     sha = load_manifest()[DetectorConfig().model]["sha256"]
     path = cache / f"{clip.name}.{sha[:12]}.npz"
     if path.exists():
-        from vision.detector import FaceReader
+        from vision.face_reader import FaceReader
 
         reader = FaceReader()
         boxes = _cached(path)
@@ -78,7 +79,8 @@ def _cached(path: Path) -> list[Detections]:
 
 
 def _detect(clip: Path, path: Path) -> list[Detections]:
-    from vision.detector import Detector, FaceReader
+    from vision.detector import Detector
+    from vision.face_reader import FaceReader
 
     detector, reader = Detector(), FaceReader()
     out: list[Detections] = []

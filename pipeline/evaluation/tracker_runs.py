@@ -19,7 +19,8 @@ from pipeline.evaluation.tracking import Segments
 from pipeline.evaluation.truth import Frames, class_id_of, read_clip, reported_tiles, truth_tiles
 from pipeline.layout import layout_from_scenario
 from vision.faces import FACE_CLASSES
-from vision.tracker import Tracker, TrackerConfig
+from vision.tracking.config import TrackerConfig
+from vision.tracking.tracker import Tracker
 from vision.types import TILE_DOWN, TILE_UP, Detections, Track
 
 FACE_INDEX = {name: i for i, name in enumerate(FACE_CLASSES)}
@@ -114,7 +115,8 @@ def _score_frame(
 
 def load_models() -> tuple:
     """The ONNX detector and face reader from ``models/`` (``--detector`` mode only)."""
-    from vision.detector import Detector, FaceReader  # onnxruntime only in this mode
+    from vision.detector import Detector  # onnxruntime only in this mode
+    from vision.face_reader import FaceReader
 
     return Detector(), FaceReader()
 

@@ -93,7 +93,7 @@ class Throw:
     since_frame: int
     since_s: float
     reported: bool = False
-    tipped: bool = False  # a die of it reads not lying flat now (vision.tracker's window)
+    tipped: bool = False  # a die of it reads not lying flat now (vision.tracking.identity's window)
 
 
 @dataclass

@@ -5,16 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from vision.detector import (
-    Letterbox,
-    ModelError,
-    OnnxModel,
-    check_fits,
-    decode,
-    letterbox,
-    nms,
-)
+from vision.detector import Letterbox, check_fits, decode, letterbox, nms
 from vision.faces import crop_square
+from vision.onnx import ModelError, OnnxModel
 from vision.types import Detections
 
 

@@ -132,7 +132,8 @@ def test_a_malformed_felt_list_in_the_manifest_is_one_clear_model_error(tmp_path
     import json
     import shutil
 
-    from vision.detector import MODELS_DIR, Detector, ModelError
+    from vision.detector import Detector
+    from vision.onnx import MODELS_DIR, ModelError
 
     manifest = json.loads((MODELS_DIR / "manifest.json").read_text())
     manifest["detector_int8"]["felts_bgr"] = [[1, 2]]

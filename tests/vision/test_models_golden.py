@@ -6,8 +6,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from vision.detector import Detector, FaceReader
+from vision.detector import Detector
 from vision.evaluation import detection_metrics, face_accuracy
+from vision.face_reader import FaceReader
 from vision.synth.fixed_set import fixed_set
 from vision.types import TILE_DOWN, TILE_UP, Detections
 

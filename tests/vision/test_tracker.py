@@ -18,7 +18,8 @@ from pipeline.evaluation.tracking import (
 )
 from pipeline.layout import layout_from_scenario
 from vision.faces import FACE_CLASSES
-from vision.tracker import Tracker, TrackerConfig
+from vision.tracking.config import TrackerConfig
+from vision.tracking.tracker import Tracker
 from vision.types import CHIP, HAND, TILE_DOWN, TILE_UP, Detections
 
 ROOT = Path(__file__).resolve().parents[2]

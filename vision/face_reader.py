@@ -1,0 +1,94 @@
+"""The face reader: tile faces and die values read from full-resolution crops around the
+detector's boxes, by the two classifiers of the models manifest (``faces``, and the face-down
+check ``faces_down``) run on onnxruntime through :mod:`vision.onnx`. What the classes are, how
+crops are cut and how probabilities become a face live in :mod:`vision.faces`; reading a box
+once rather than every frame in :mod:`vision.faces_cache`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from vision.faces import (
+    DOWN_CHECK_CLASSES,
+    FACE_CLASSES,
+    FACE_INPUT_PX,
+    crop_square,
+    die_choice,
+    turned_up,
+)
+from vision.onnx import MODELS_DIR, ModelError, OnnxModel
+from vision.types import DIE, TILE_DOWN, TILE_UP, Detections
+
+
+class FaceReader:
+    """Reads tile faces and die values from full-resolution crops around detections, and
+    checks the detector's face-down tiles (the face-down check, a second model)."""
+
+    def __init__(
+        self,
+        threads: int = 2,
+        models_dir: Path = MODELS_DIR,
+        batch: int = 32,
+        classes: tuple[str, ...] = FACE_CLASSES,
+        check_down: bool = True,
+    ):
+        """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
+        the manifest must list the same. ``check_down``: also read the detector's face-down
+        boxes with the face-down check (``faces_down`` in the manifest)."""
+        self.model = _classifier("faces", classes, threads, models_dir)
+        self.down_check = (
+            _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
+            if check_down
+            else None
+        )
+        self.batch = batch
+
+    def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
+        """Fill ``face``/``face_confidence`` for face-up tiles and dice; a face-down box that
+        the face-down check reads as a tile face (:func:`vision.faces.turned_up`) becomes a
+        face-up one with that face."""
+        kinds = (TILE_UP, DIE, TILE_DOWN) if self.down_check else (TILE_UP, DIE)
+        want = np.flatnonzero(np.isin(detections.class_id, kinds))
+        face = detections.face.copy()
+        conf = detections.face_confidence.copy()
+        class_id = detections.class_id.copy()
+        if not len(want):
+            return detections.with_faces(face, conf)
+        crops = np.stack([crop_square(image, detections.xyxy[i], FACE_INPUT_PX) for i in want])
+        kind = detections.class_id[want]
+        read = np.flatnonzero(kind != TILE_DOWN)
+        if len(read):
+            probs = self.probs(crops[read])
+            face[want[read]], conf[want[read]] = probs.argmax(axis=1), probs.max(axis=1)
+            dice = kind[read] == DIE
+            if dice.any():  # a die reads a value or die_tipped, never a tile
+                face[want[read[dice]]], conf[want[read[dice]]] = die_choice(probs[dice])
+        down = np.flatnonzero(kind == TILE_DOWN)
+        if len(down):
+            turned, best, p = turned_up(self.probs(crops[down], self.down_check))
+            rows = want[down[turned]]
+            class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
+        return detections.with_faces(face, conf, class_id)
+
+    def probs(self, crops: np.ndarray, model: OnnxModel | None = None) -> np.ndarray:
+        """``crops (N, S, S, 3)`` uint8 BGR -> class probabilities ``(N, classes)`` of the face
+        reader (or of ``model``)."""
+        model, chunks = model or self.model, []
+        for i in range(0, len(crops), self.batch):
+            chunk = crops[i : i + self.batch][..., ::-1].transpose(0, 3, 1, 2)
+            chunks.append(model.run(np.ascontiguousarray(chunk, dtype=np.float32) / 255.0))
+        return np.concatenate(chunks)
+
+
+def _classifier(name: str, classes: tuple[str, ...], threads: int, models_dir: Path) -> OnnxModel:
+    """The manifest's model ``name``, checked to output ``classes``."""
+    model = OnnxModel(name, threads, models_dir)
+    if tuple(model.entry["classes"]) != classes:
+        raise ModelError(
+            f"{name} classes in {models_dir / 'manifest.json'} are not the {len(classes)} "
+            "classes expected (vision.faces)"
+        )
+    return model
