@@ -113,7 +113,7 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
             if index % config.stride:
                 continue
             frame = Frame(clip.name, index, index / fps, picture.to_ndarray(format="bgr24"))
-            for chosen in skip.take(frame, keep_watching(pipe, result)):
+            for chosen in skip.take(frame, keep_watching(result)):
                 result = _process(pipe, chosen, seen, config)
     for chosen in skip.flush():
         _process(pipe, chosen, seen, config)
