@@ -32,7 +32,6 @@ ALLOWED_CYCLES: dict[frozenset[str], str] = {}
 """Import cycles tolerated for now (their modules -> why); add one only with its reason."""
 MAX_MODULE_LINES = 450
 LONG_MODULES = {
-    "pipeline/live/sources.py": "each source kind, read-ahead and reconnecting; to split by kind",
     "scripts/bench.py": "every bench mode in one subprocess runner; to split by mode",
     "vision/tracker.py": "one tracker class; to split into vision/tracking/ (issue 21)",
     "pipeline/review/report.py": "the whole report.html: timeline, tables, snapshots",
