@@ -119,6 +119,7 @@ class TablePipeline:
         self.vision_health = VisionHealth(cfg.vision_health, table_outlined=outlined)
         self._tracks: list[Track] = []
         self._state: TableState | None = None
+        self._viewed: tuple[Frame, Frame] | None = None  # the last frame made a view, and its view
 
     def process(self, frame: Frame, wall_time: str | None = None) -> FrameResult:
         """Run every stage on one frame (in capture order)."""
@@ -130,20 +131,45 @@ class TablePipeline:
             frame, detections, self.tracker.update(detections, frame.index), camera, wall_time
         )
 
+    def unchanged(self, frame: Frame) -> bool:
+        """Whether the detector, given ``frame`` next, would see nothing changed since its
+        detections were made (the motion gate's own test, on the table view it is shown):
+        the frame would change nothing it detects. False for a detector without a gate
+        (``unchanged(frame)``, as :class:`vision.gating.GatedDetector`): it detects every
+        frame in full. Asking costs no second test when the frame comes."""
+        gate = getattr(self.detector, "unchanged", None)
+        return gate is not None and gate(self._seen(frame))
+
+    def suspect(self, frame: Frame) -> bool:
+        """Whether the health check, given ``frame`` next, would find it blank or a repeat of
+        the last picture (its own test; asking costs no second test when the frame comes)."""
+        return self.health.suspect(frame.image)
+
     def _detect(self, frame: Frame) -> Detections:
         """Detections and faces in frame px, the models run on the table view."""
-        if self.config.view is None:
+        seen = self._seen(frame)
+        if seen is frame:
             return self.reader(frame.image, self.detector(frame))
+        return self.view.to_frame(self.reader(seen.image, self.detector(seen)))
+
+    def _seen(self, frame: Frame) -> Frame:
+        """``frame`` as the models see it: the table view (``frame`` itself where there is none
+        or it is the frame), made once for the last frame asked about."""
+        if self.config.view is None:
+            return frame
         h, w = frame.image.shape[:2]
         if self.view is None or self.view.frame_wh != (w, h):
             self.view = TableView.fit(
                 self.layout.zones_px, self.layout.tile_px, (w, h), self.config.view
             )
         if self.view.identity:
-            return self.reader(frame.image, self.detector(frame))
+            return frame
+        if self._viewed is not None and self._viewed[0] is frame:
+            return self._viewed[1]
         check_fits((w, h), self.config.view.size_wh)  # a picture no view can be made of
         seen = Frame(frame.camera_id, frame.index, frame.time_s, self.view.warp(frame.image))
-        return self.view.to_frame(self.reader(seen.image, self.detector(seen)))
+        self._viewed = (frame, seen)
+        return seen
 
     def rejudge(self, seen: FrameResult, wall_time: str | None = None) -> FrameResult:
         """The round and the rules on what another pipeline saw (its camera check, detections

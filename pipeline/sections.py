@@ -1,11 +1,12 @@
 """Validated config sections made from the frozen dataclasses the stages take.
 
 Each stage keeps its settings in a frozen dataclass whose fields hold the defaults and, in
-comments, the trade-offs (:class:`vision.tracker.TrackerConfig`, ...). :func:`section` makes a
-pydantic model of one with the same fields, types and defaults (written nowhere else) that
-rejects what a config file gets wrong: an unknown key, a value of the wrong type (no quoted
-numbers, no ``1`` for ``true``), NaN or infinity, a negative number (unless the field is
-named signed); :meth:`Section.build` gives the dataclass back, so nothing downstream changes.
+comments, the trade-offs (:class:`vision.tracking.config.TrackerConfig`, ...).
+:func:`section` makes a pydantic model of one with the same fields, types and defaults
+(written nowhere else) that rejects what a config file gets wrong: an unknown key, a value of
+the wrong type (no quoted numbers, no ``1`` for ``true``), NaN or infinity, a negative number
+(unless the field is named signed); :meth:`Section.build` gives the dataclass back, so
+nothing downstream changes.
 
 A field whose type is another dataclass becomes a nested section. One that may be None (a
 stage that can be turned off, like the felt balance) is a switch: ``false`` turns it off,

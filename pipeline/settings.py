@@ -43,7 +43,7 @@ from pipeline.sections import Nested, Section, Strict, Switch, section
 from vision.detector import DetectorConfig
 from vision.faces_cache import FaceCacheConfig
 from vision.gating import GatingConfig
-from vision.tracker import TrackerConfig
+from vision.tracking.config import TrackerConfig
 from vision.view import ViewConfig
 
 MAX_SETTINGS_BYTES = 1 << 20

@@ -117,6 +117,9 @@ class Timed:
         self.times.append(time.perf_counter() - t)
         return out
 
+    def __getattr__(self, name: str):  # the stage's other methods (a gate's ``unchanged``)
+        return getattr(self.stage, name)
+
 
 def make_pipeline(args, gated: bool, still_stride: int = 1):
     """A :class:`TablePipeline` for the clip (its ``scenario.json`` layout), its detector and
@@ -235,8 +238,7 @@ def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
 
     still = still_option(options)
     pipe, det, reader = make_pipeline(args, gated, still)
-    gating = det.stage.config if gated else None
-    skip = StillSkip(stride, still, gating=gating, health=pipe.health.config)
+    skip = StillSkip(stride, still, pipe)
     per_frame, events, last, result = [], [], 0, None
 
     def process(frame: Frame) -> None:
@@ -255,7 +257,7 @@ def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
         if not skip.enabled:
             process(frame)  # as converted (with nonref, frames() strides decoded frames)
             continue
-        for chosen in skip.take(frame, keep_watching(pipe, result)):
+        for chosen in skip.take(frame, keep_watching(result)):
             process(chosen)
     for frame in skip.flush():
         process(frame)

@@ -151,9 +151,9 @@ def grey_small(image: np.ndarray, scale: float) -> np.ndarray:
     return grey
 
 
-# The last picture reduced: a review's frame chooser and then the gate ask for the same frame's
-# grey in turn, and it is made once (the picture is held, so its identity is not reused). The
-# grey is shared: a caller that changes it in place copies it first.
+# The last picture reduced: a review asks the gate about a frame (``unchanged``) before the
+# frame's call, and the grey is made once (the picture is held, so its identity is not reused).
+# The grey is shared: a caller that changes it in place copies it first.
 _LAST_GREY: tuple[np.ndarray, float, np.ndarray] | None = None
 
 
@@ -268,6 +268,18 @@ class GatedDetector:
         self._last_full_index = 0
         self._still_frames = 0  # frames without change since regions were last detected
         self._unsettled = False  # regions detected since the last full detection
+        self._tested: tuple[np.ndarray, np.ndarray] | None = None  # (picture, its changes)
+
+    def unchanged(self, frame: Frame) -> bool:
+        """Whether ``frame`` shows nothing changed since the detections were made, by the
+        gate's own change test (its reference picture and thresholds): its call would detect
+        nothing and carry them forward, unless a full detection is due anyway (a gap,
+        ``full_every_frames``, ``settle_frames``). False before any detection. The test is
+        made once: the frame's call, if it comes next, uses this answer."""
+        current = grey_small(frame.image, self.config.mask_scale)
+        if self._reference is None or self._reference.shape != current.shape:
+            return False
+        return not len(self._changes(frame.image, current))
 
     def __call__(self, frame: Frame) -> Detections:
         """This frame's detections in full-frame px. Carried forward, they are the very object
@@ -311,6 +323,7 @@ class GatedDetector:
     def _full(self, image: np.ndarray, current: np.ndarray, index: int, reason: str) -> None:
         self._detections = self.detector.detect(image)
         self._reference = current.copy()  # updated in place by regions; ``current`` is shared
+        self._tested = None
         self._last_full_index = index
         self._unsettled = False
         self.stats.full += 1
@@ -322,7 +335,7 @@ class GatedDetector:
         frame px); no regions: nothing changed; None: so much changed that a full detection
         is cheaper."""
         cfg = self.config
-        blobs = changed_boxes(self._reference, current, cfg.diff_threshold, cfg.min_blob_px)
+        blobs = self._changes(image, current)
         if not len(blobs):
             return [], np.zeros((0, 4))
         h, w = image.shape[:2]
@@ -341,6 +354,18 @@ class GatedDetector:
         rects = merge_rects(rects)
         area = sum((r[2] - r[0]) * (r[3] - r[1]) for r in rects)
         return None if area > cfg.max_region_fraction * w * h else (rects, changed)
+
+    def _changes(self, image: np.ndarray, current: np.ndarray) -> np.ndarray:
+        """The changed blobs ``(K, 4)`` (mask px) of ``current``, the grey of ``image``,
+        against the reference; kept for the picture until the reference changes (the picture
+        is held, so its identity is not reused)."""
+        tested = self._tested
+        if tested is not None and tested[0] is image:
+            return tested[1]
+        cfg = self.config
+        blobs = changed_boxes(self._reference, current, cfg.diff_threshold, cfg.min_blob_px)
+        self._tested = (image, blobs)
+        return blobs
 
     def _grown(self, rect, w: int, h: int) -> tuple[int, int, int, int]:
         """``rect`` grown by the context margin and to the minimum side (about its centre,
@@ -407,3 +432,4 @@ class GatedDetector:
         x1, y1 = int(np.ceil(interior[0] * s)), int(np.ceil(interior[1] * s))
         x2, y2 = int(np.floor(interior[2] * s)), int(np.floor(interior[3] * s))
         self._reference[y1:y2, x1:x2] = current[y1:y2, x1:x2]
+        self._tested = None

@@ -54,7 +54,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from paigow.houseway import load_way
     from pipeline.layout import load_layout
     from pipeline.settings import SettingsError, load_settings
-    from vision.detector import load_manifest
+    from vision.onnx import load_manifest
 
     settings = load_settings(args.file)
     named = []

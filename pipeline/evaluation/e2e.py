@@ -113,7 +113,7 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
             if index % config.stride:
                 continue
             frame = Frame(clip.name, index, index / fps, picture.to_ndarray(format="bgr24"))
-            for chosen in skip.take(frame, keep_watching(pipe, result)):
+            for chosen in skip.take(frame, keep_watching(result)):
                 result = _process(pipe, chosen, seen, config)
     for chosen in skip.flush():
         _process(pipe, chosen, seen, config)
@@ -135,7 +135,7 @@ def _cache_file(clip: Path, config: RunConfig) -> Path | None:
     sources = [
         root / "models" / "manifest.json",
         root / "pipeline" / "runner.py",  # how frames reach the models (the table view)
-        *sorted((root / "vision").glob("*.py")),
+        *sorted(p for p in (root / "vision").rglob("*.py") if "synth" not in p.parts),
     ]
     models = b"".join(f.read_bytes() for f in sources)
     key = json.dumps(

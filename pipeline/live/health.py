@@ -166,16 +166,28 @@ class FrameHealth:
         self._moved = False  # the picture has changed at least once
         self._changed_s = 0.0  # time of the last frame that was not a repeat
         self._previous_seen = False
+        self._sampled: tuple[np.ndarray, np.ndarray] | None = None  # (image, its sample)
 
     @property
     def lost(self) -> CameraLost | None:
         return self._watch.lost
 
+    def suspect(self, image: np.ndarray) -> bool:
+        """Whether ``image``, given next, would be blank or a repeat of the last picture
+        (this check's own test and thresholds): a picture that may not be taken for a still
+        table. The sample is made once: the image's update, if it comes next, uses it."""
+        cfg = self.config
+        sample = self._sample(image)
+        return (
+            is_blank(sample, cfg.blank_std_max)
+            or change(sample, self._previous) <= cfg.frozen_diff_max
+        )
+
     def update(
         self, image: np.ndarray, frame: int, time_s: float
     ) -> list[CameraLost | CameraRestored]:
         cfg = self.config
-        sample = grey_sample(image, cfg.stride_px)
+        sample = self._sample(image)
         blank = is_blank(sample, cfg.blank_std_max)
         step = change(sample, self._previous)
         self._previous = sample
@@ -199,6 +211,16 @@ class FrameHealth:
         self._previous = None
         self._blank, self._frozen = FrameRun(), FrameRun()
         return self._watch.update(frame, time_s, reason)
+
+    def _sample(self, image: np.ndarray) -> np.ndarray:
+        """The grey sample of ``image``, kept for the last image asked about (it is held, so
+        its identity is not reused)."""
+        sampled = self._sampled
+        if sampled is not None and sampled[0] is image:
+            return sampled[1]
+        sample = grey_sample(image, self.config.stride_px)
+        self._sampled = (image, sample)
+        return sample
 
     def _frozen_for_s(self) -> float:
         """Video seconds since the picture last changed, in the current run of repeats."""

@@ -48,8 +48,8 @@ from pipeline.review.config import (
 )
 from pipeline.review.loop import Emit, ReviewResult, review
 from pipeline.review.stillskip import (
+    Stages,
     StillSkip,
-    coarse_sample,
     keep_watching,
     pipeline_config,
     still_skip,
@@ -72,9 +72,9 @@ __all__ = [
     "ReviewConfig",
     "ReviewResult",
     "ReviewWriter",
+    "Stages",
     "StillSkip",
     "VideoInfo",
-    "coarse_sample",
     "event_record",
     "keep_watching",
     "open_video",

@@ -78,9 +78,9 @@ def _run(
         if isinstance(item, Gap):
             for frame in skip.flush():  # the frame held back, seen before the gap
                 _step(pipe, frame, writer, emit, found)
-            _step(pipe, item, writer, emit, found)
+            result = _step(pipe, item, writer, emit, found)
             continue
-        for frame in skip.take(item, keep_watching(pipe, result)):
+        for frame in skip.take(item, keep_watching(result)):
             result = _step(pipe, frame, writer, emit, found)
         bar.update(item.index + 1 - bar.n)  # frames read, those not given included
     for frame in skip.flush():

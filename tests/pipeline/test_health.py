@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from pipeline.live import health as health_module
 from pipeline.live.health import (
     BLANK,
     FROZEN,
@@ -76,6 +77,28 @@ def test_blank_frames_lose_the_camera_from_the_first_one():
     (back,) = feed.show(live(99))
     assert back == CameraRestored(13, 2.6, 1.6)
     assert feed.show(*(live(100 + i) for i in range(5))) == []
+
+
+def test_suspect_is_the_checks_own_test_and_the_update_reuses_its_sample(monkeypatch):
+    """A review asks whether a frame would be blank or a repeat before the frame's update:
+    the picture is sampled once."""
+    health = FrameHealth()
+    first = live(0)
+    assert health.suspect(blank()) and not health.suspect(first)  # nothing seen yet
+    health.update(first, 0, 0.0)
+    sampled = []
+
+    def counted(image, stride_px):
+        sampled.append(image)
+        return grey_sample(image, stride_px)
+
+    monkeypatch.setattr(health_module, "grey_sample", counted)
+    assert health.suspect(first.copy()) and health.suspect(blank())
+    second = live(1)
+    assert not health.suspect(second)
+    health.update(second, 1, 1 / FPS)
+    assert len(sampled) == 3  # the update took the sample of the question
+    assert health.suspect(second)  # now the last picture
 
 
 def test_a_frozen_feed_is_dated_to_the_first_repeat():

@@ -30,7 +30,7 @@ from pipeline.runner import PipelineConfig
 from pipeline.sections import section
 from pipeline.settings import Settings, SettingsError, load_settings, parse_settings
 from vision.detector import DetectorConfig
-from vision.tracker import TrackerConfig
+from vision.tracking.config import TrackerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "datasets" / "samples" / "config.example.yaml"

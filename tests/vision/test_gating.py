@@ -4,6 +4,7 @@ detector's region path, on synthetic pictures with fake detectors and readers.""
 import numpy as np
 import pytest
 
+from vision import gating
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig, changed_boxes, grey_small, merge_rects
 from vision.types import CHIP, DIE, TILE_DOWN, TILE_UP, Detections, Frame
@@ -159,6 +160,29 @@ def test_small_changes_accumulate_against_the_detected_picture():
     c[400:480, 800:880] = np.array(FELT) + 20  # ...and so against b, but not against a
     run(gate, [a, b, c])
     assert len(fake.regions) == 1 and gate.stats.carried == 1
+
+
+def test_a_frame_asked_about_is_tested_once_and_its_call_does_as_answered(monkeypatch):
+    """A review asks the gate whether a frame changed before the frame's call: one test."""
+    gate = GatedDetector(FakeDetector(Detections()))
+    moved = felt()
+    moved[400:480, 800:880] = 230
+    assert not gate.unchanged(Frame("t", 0, 0.0, felt()))  # nothing detected yet
+    run(gate, [felt()])
+    tested = []
+
+    def counted(*args):
+        tested.append(args)
+        return changed_boxes(*args)
+
+    monkeypatch.setattr(gating, "changed_boxes", counted)
+    for index, image, kind in ((1, felt(), "carry"), (2, moved, "regions")):
+        frame = Frame("t", index, index / 25, image)
+        assert gate.unchanged(frame) is (kind == "carry")
+        gate(frame)
+        assert gate.last_decision.kind == kind
+    assert len(tested) == 2  # one test a frame
+    assert gate.unchanged(frame) and len(tested) == 3  # the reference took the change: afresh
 
 
 def test_a_new_box_cut_by_an_inner_region_edge_is_dropped_and_the_old_kept():

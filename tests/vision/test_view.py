@@ -12,6 +12,7 @@ import pytest
 
 from pipeline.layout import LayoutError, layout_from_scenario, load_default_layout, parse_layout
 from pipeline.runner import TablePipeline
+from vision.gating import GatedDetector
 from vision.types import TILE_DOWN, TILE_UP, Detections, Frame
 from vision.view import TableView, ViewConfig, ViewError, check_tile_px
 
@@ -167,3 +168,50 @@ def test_training_stills_are_put_in_the_view_the_monitor_would_fit(load_script):
     back = high.to_frame_points(np.array([box[:2]]))[0]
     np.testing.assert_allclose(back, [100.0, 100.0], atol=1e-6)
     assert high.to_view_box([-5000.0, -5000.0, -4990.0, -4980.0]) is None
+
+
+class _Nothing:
+    """A detector that sees nothing, in the frame or a region of it."""
+
+    def detect(self, image: np.ndarray) -> Detections:
+        return Detections()
+
+    def detect_region(self, image: np.ndarray, region_xyxy) -> Detections:
+        return Detections()
+
+
+def test_the_gate_is_asked_about_the_view_it_detects_on_made_once(monkeypatch):
+    """Still-skip asks the pipeline whether its gate would see a change: the gate tests the
+    view (here a camera over the dealer: turned), the very view the frame's call detects on."""
+    layout = load_default_layout()
+    turn, shift = -np.eye(2), np.array([1920.0, 1080.0])
+    boxes, areas = range(1, 9), ("woodpile", "dice_area", "float_tray", "work_area")
+    spec = {
+        "version": 1,
+        "camera": "dealer_side",
+        "coordinates": "image_px",
+        "tile_length_px": float(layout.tile_px),
+        "boxes": {n: (layout.zones_px[f"box_{n}"] @ turn.T + shift).tolist() for n in boxes},
+        "areas": {a: (layout.zones_px[a] @ turn.T + shift).tolist() for a in areas},
+    }
+    gate = GatedDetector(_Nothing())
+    pipe = TablePipeline("T1", parse_layout(spec, "dealer_side"), detector=gate,
+                         reader=lambda image, det: det)  # fmt: skip
+    warped, warp = [], TableView.warp
+
+    def counted(view: TableView, image: np.ndarray) -> np.ndarray:
+        warped.append(image)
+        return warp(view, image)
+
+    monkeypatch.setattr(TableView, "warp", counted)
+    rng = np.random.default_rng(0)
+    table = rng.integers(40, 200, (1080, 1920, 3), dtype=np.uint8)
+    pipe.process(Frame("c", 0, 0.0, table))
+    moved = table.copy()
+    moved[500:580, 900:980] = 250
+    for index, image, still in ((1, table.copy(), True), (2, moved, False)):
+        frame = Frame("c", index, index / 25, image)
+        assert pipe.unchanged(frame) is still
+        pipe.process(frame)
+        assert gate.last_decision.kind == ("carry" if still else "regions")
+    assert not pipe.view.identity and len(warped) == 3  # one view a frame
