@@ -34,10 +34,10 @@ class RoundConfig:
     # seen just before the stream ends still counts, but chips misread for a moment as the
     # dealer's hand passes settle the box wrongly
     recount_s: float = 3.0  # after "no more bets", a box's chips seen at another count with no
-    # hand near before, held uncovered this long: more stacks (detected surely) are believed,
-    # placed by a hand the detector missed; fewer become its count without an event (stacks
-    # the detector lost). Lower: late wagers whose hand was missed reported sooner, but a
-    # misread chip held that long is one; higher: lost stacks stay believed longer
+    # hand near before, held uncovered this long, become its count without an event (the
+    # detector's count was wrong: chips do not move by themselves); lower: a misread count is
+    # corrected sooner, but a late wager whose hand the detector missed is taken for a
+    # recount sooner (it goes unreported either way)
     wager_reach_s: float = 4.0  # chips do not move by themselves: a changed box counts only
     # if a hand was seen over it within this long before the change was first seen; higher: a
     # late wager whose hand the detector saw only early still counts, but chips misread while

@@ -224,9 +224,9 @@ def _guarded_counts(
     near the box in the ``wager_reach_s`` before it was first seen so. Chips are judged before
     the cover and after it: a count first seen with no hand near (the detector's doubt) that
     is the same after a hand came and went was not changed by the hand. Held ``recount_s``
-    uncovered, more stacks (each detected surely) are believed, as placed by a hand the
-    detector missed; fewer are taken as the box's count silently (stacks the detector lost:
-    chips do not leave by themselves)."""
+    uncovered, it is taken as the box's count, silently: chips do not move by themselves, so
+    a change no hand was seen to make is doubt, never a late wager (one whose hand the
+    detector misses goes unreported)."""
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
@@ -251,10 +251,7 @@ def _guarded_counts(
             if held_s >= hold_s:
                 believed[box] = now
                 memory.chip_spots[box] = spots.get(box, [])
-        elif held_s >= cfg.recount_s and now > memory.chips.get(box, 0):
-            believed[box] = now  # stacks detected surely, staying: placed by a hand not seen
-            memory.chip_spots[box] = spots.get(box, [])
-        elif held_s >= cfg.recount_s:  # stacks gone, no hand seen: the detector lost them
+        elif held_s >= cfg.recount_s:  # no hand seen: the detector's count was wrong
             believed[box] = memory.chips[box] = now
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]
