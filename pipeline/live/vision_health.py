@@ -2,12 +2,13 @@
 
 A Pai Gow table has 32 tiles and 3 dice, and every tile lies on the table. When the vision
 stages report otherwise (more than 32 tiles, more than 3 dice in the dice area, tiles outside
-the table) for ``enter_s``, the table is *degraded*: :class:`VisionHealth` emits one
-:class:`~pipeline.round.events.VisionDegraded`, and the rules checker marks the alerts it opens from
-then on ``"confidence": "low"``, since they rest on sights known to be wrong. Sane sights for
-``leave_s`` end it with one :class:`~pipeline.round.events.VisionRestored`. A glitch of a frame or
-two changes nothing. The degradation is dated to the first frame of the impossible run, the
-restoration to the first of the sane run (as :mod:`pipeline.live.health` dates a lost camera).
+the table, a face read on more tiles face up than the set holds) for ``enter_s``, the table
+is *degraded*: :class:`VisionHealth` emits one :class:`~pipeline.round.events.VisionDegraded`,
+and the rules checker marks the alerts it opens from then on ``"confidence": "low"``, since
+they rest on sights known to be wrong. Sane sights for ``leave_s`` end it with one
+:class:`~pipeline.round.events.VisionRestored`. A glitch of a frame or two changes nothing.
+The degradation is dated to the first frame of the impossible run, the restoration to the
+first of the sane run (as :mod:`pipeline.live.health` dates a lost camera).
 
 Not judged: three dice expected but none seen. The dice are read once, when the cup is
 opened; after that the dealer may cup them or leave them lying, so no phase of the round
@@ -23,9 +24,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from paigow.tiles import tile
 from pipeline.layout import OFF_TABLE
 from pipeline.live.health import FrameRun
 from pipeline.round.events import VisionDegraded, VisionRestored
+from pipeline.round.tracks import impossible_faces
 from vision.types import TILE_DOWN, TILE_UP, Detections, Track
 
 DICE_ZONE = "dice_area"
@@ -80,6 +83,8 @@ def impossible_sights(
         out.append(f"{dice} dice in the dice area (at most {config.max_dice})")
     if off_table > config.max_tiles_off_table:
         out.append(f"{off_table} tiles seen off the table")
+    for face, n in sorted(impossible_faces(list(tracks), frame).items()):
+        out.append(f"{n} tiles read {face} face up (the set holds {tile(face).copies})")
     return out
 
 

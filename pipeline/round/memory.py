@@ -35,8 +35,9 @@ class RoundConfig:
     # dealer's hand passes settle the box wrongly
     recount_s: float = 3.0  # after "no more bets", a box's chips seen at another count with no
     # hand near before, held uncovered this long, become its count without an event (the
-    # detector's first count was wrong); lower: a misread count is corrected sooner, but a
-    # late wager whose hand the detector never saw is taken for a recount sooner
+    # detector's count was wrong: chips do not move by themselves); lower: a misread count is
+    # corrected sooner, but a late wager whose hand the detector missed is taken for a
+    # recount sooner (it goes unreported either way)
     wager_reach_s: float = 4.0  # chips do not move by themselves: a changed box counts only
     # if a hand was seen over it within this long before the change was first seen; higher: a
     # late wager whose hand the detector saw only early still counts, but chips misread while

@@ -223,8 +223,10 @@ def _guarded_counts(
     count has held ``wager_hold_s`` (``settle_hold_s`` once hands are exposed), if a hand was
     near the box in the ``wager_reach_s`` before it was first seen so. Chips are judged before
     the cover and after it: a count first seen with no hand near (the detector's doubt) that
-    is the same after a hand came and went was not changed by the hand; held ``recount_s``, it
-    is taken as the box's count, silently."""
+    is the same after a hand came and went was not changed by the hand. Held ``recount_s``
+    uncovered, it is taken as the box's count, silently: chips do not move by themselves, so
+    a change no hand was seen to make is doubt, never a late wager (one whose hand the
+    detector misses goes unreported)."""
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
@@ -249,7 +251,7 @@ def _guarded_counts(
             if held_s >= hold_s:
                 believed[box] = now
                 memory.chip_spots[box] = spots.get(box, [])
-        elif held_s >= cfg.recount_s:  # no hand made it: the detector's first count was wrong
+        elif held_s >= cfg.recount_s:  # no hand seen: the detector's count was wrong
             believed[box] = memory.chips[box] = now
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]

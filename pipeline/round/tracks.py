@@ -9,7 +9,8 @@ hand (two pairs with a gap) from a row of four, and ranking two pairs by their f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -112,7 +113,11 @@ class TrackBook:
         self._memo.clear()
 
     def update(self, tracks: list[Track], frame: int, time_s: float) -> FrameView:
-        """Digest one frame's tracks (the list is not modified)."""
+        """Digest one frame's tracks (the list is not modified). A face read on more tiles
+        than the set holds (:func:`impossible_faces`) is unread on all of them: doubt."""
+        doubted = impossible_faces(tracks, frame)
+        if doubted:
+            tracks = [replace(t, face=None) if t.face in doubted else t for t in tracks]
         moving: set[int] = set()
         moves: list[ZoneMove] = []
         flips: list[Flip] = []
@@ -187,6 +192,31 @@ class TrackBook:
         (x0, y0), (x1, y1) = memo.centre, track.centre_xy
         step = float(np.hypot(x1 - x0, y1 - y0))
         return step > self._motion_norm * long_side_px(track.xyxy)
+
+
+def impossible_faces(tracks: list[Track], frame: int) -> dict[str, int]:
+    """Faces read on more tiles seen face up at ``frame`` than the set holds (two of each
+    pair tile, one of the others), with how many: a misread shared by many tiles (a tile back
+    whose colour and marks read as pips), not tiles turned.
+
+    >>> up = [Track(k, (0, 0, 9, 9), TILE_UP, True, "4-4", None, "box_2", 9, 5) for k in range(3)]
+    >>> impossible_faces(up, 5), impossible_faces(up[:2], 5)
+    ({'4-4': 3}, {})
+    """
+    shown = Counter(
+        t.face
+        for t in tracks
+        if t.class_id in TILE_CLASSES and t.face_up and t.face and t.last_seen_frame == frame
+    )
+    out = {}
+    for face, n in shown.items():
+        try:
+            copies = tile(face).copies
+        except TileError:
+            continue  # not a tile's face (a die's): not judged here
+        if n > copies:
+            out[face] = n
+    return out
 
 
 def split_pairs(

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from paigow.dice import delivery_order, first_box
+from paigow.tiles import DECK
 from pipeline.round.events import (
     BoxSettled,
     CameraLost,
@@ -57,7 +58,13 @@ class Stamp:
     time_s: float
 
 
-def tile(tid: int, xy, zone: str, face_up: bool = False, face: str | None = "6-6") -> Track:
+DECK_FACE = "deck"
+
+
+def tile(tid: int, xy, zone: str, face_up: bool = False, face: str | None = DECK_FACE) -> Track:
+    """A tile track; its face by default that of tile ``tid`` of the set (no face read on
+    more tiles than the set holds)."""
+    face = DECK[tid % len(DECK)].face if face == DECK_FACE else face
     x, y = xy
     w, h = TILE_WH
     cls = TILE_UP if face_up else TILE_DOWN
@@ -327,6 +334,18 @@ def test_a_count_the_same_before_and_after_a_hand_was_not_changed_by_it():
     assert table.state.chips_per_box[2] == 1  # recounted once held recount_s
 
 
+def test_stacks_no_hand_was_seen_to_place_are_doubt_and_recounted_silently():
+    """A stack seen with no hand near (an arm the detector does not know, or a misread) is
+    never a late wager; held ``recount_s`` uncovered, it is the box's count, with no event."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(6)
+    table.put(chip(101, "box_2", (12.0, 0.0)))
+    table.step(25)
+    assert len(table.of(WagerChanged)) == 1
+    assert table.state.chips_per_box[2] == 2
+
+
 def test_chips_lying_from_before_the_woodpile_are_no_bet_of_this_round():
     table = Table(RoundConfig(no_more_bets_quiet_s=0.8))
     table.put(chip(100, "box_2"))  # left from the last round
@@ -442,6 +461,22 @@ def test_a_tile_face_up_unread_for_long_is_noted_once_as_doubt():
     assert "not judged" in describe(note)
 
 
+def test_a_face_read_on_more_tiles_than_the_set_holds_is_doubt_not_an_exposure():
+    """Red tile backs read as 4-4 (the set holds two) on three tiles of the woodpile at once:
+    no tile turned face up, the readings are doubt (noted, never judged)."""
+    table = woodpile_table()
+    misread = [
+        replace(table.tracks[i], face_up=True, class_id=TILE_UP, face="4-4") for i in (0, 5, 9)
+    ]
+    table.put(*misread)
+    table.step(15)
+    assert table.of(TileExposed) == []
+    assert sorted(n.track_id for n in table.of(TileFaceUnread)) == [0, 5, 9]
+    table.put(*(replace(t, face_up=False, class_id=TILE_DOWN) for t in misread[1:]))
+    table.step(5)  # one left reading 4-4: possible, believed
+    assert [(e.track_id, e.face) for e in table.of(TileExposed)] == [(0, "4-4")]
+
+
 def test_exposure_then_settlement_with_pushes():
     table = delivered_table()
     bank = table.state.hands[1]
@@ -452,11 +487,11 @@ def test_exposure_then_settlement_with_pushes():
         )
     )
     table.step(2)
-    for box in (5, 6):
+    for box, faces in ((5, ("1-1", "1-1", "2-2", "2-2")), (6, ("3-3", "3-3", "5-5", "5-5"))):
         table.put(
             *(
-                replace(table.tracks[i], face_up=True, class_id=TILE_UP)
-                for i in table.state.hands[box]
+                replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
+                for i, f in zip(table.state.hands[box], faces, strict=True)
             )
         )
         table.step(3)  # a turned tile counts once it has shown its face for flip_hold_s

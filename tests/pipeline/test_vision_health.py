@@ -20,7 +20,7 @@ from pipeline.round.events import (
 )
 from pipeline.rules import RulesChecker
 from pipeline.runner import FrameResult, TablePipeline
-from vision.types import DIE, TILE_DOWN, Detections, Frame, Track
+from vision.types import DIE, TILE_DOWN, TILE_UP, Detections, Frame, Track
 
 FPS = 25
 WALL = "2026-01-01T00:00:00.000Z"
@@ -102,6 +102,18 @@ def test_sane_sights_restore_after_leave_s_dated_to_their_start():
 def test_each_impossible_sight_is_named(sight, reason):
     events = run(VisionHealth(CONFIG), [sight] * FPS * 2)
     assert [e.reason for e in events] == [reason]
+
+
+def test_a_face_read_on_more_tiles_than_the_set_holds_is_impossible():
+    """Tile backs whose colour reads as pips: 4-4 (the set holds two) on five tiles at once."""
+    frame = 7
+    sights = table(frame, tiles=27) + [
+        Track(200 + k, (0.0, 0.0, 10.0, 20.0), TILE_UP, True, "4-4", None, "box_2", 10, frame)
+        for k in range(5)
+    ]
+    reasons = impossible_sights(sights, frame, VisionHealthConfig())
+    assert reasons == ["5 tiles read 4-4 face up (the set holds 2)"]
+    assert impossible_sights(sights[:-3], frame, VisionHealthConfig()) == []  # two: possible
 
 
 def test_what_is_possible_or_unseen_is_no_reason():
