@@ -11,6 +11,8 @@ In the order a clip's truth is read, run and scored:
   and latency.
 - :mod:`~pipeline.evaluation.e2e` and :mod:`~pipeline.evaluation.e2e_score`: the live pipeline
   end to end, its figures, the golden check and the report.
+- :mod:`~pipeline.evaluation.bench`: the throughput bench behind ``scripts/bench.py`` (each
+  mode's run, the compare mode, the printed table).
 
 Nothing is imported here, and the runtime never imports this package: the tracking scores
 need py-motmetrics (the dev extra). Detection metrics of the models alone: :mod:`vision.metrics`

@@ -6,8 +6,11 @@ The modules, in the order a frame goes through them:
   geometry of pairs;
 - :mod:`~pipeline.round.memory`: :class:`RoundConfig` (every threshold) and the memory of the
   round in progress, turned into the frozen table state;
-- :mod:`~pipeline.round.phases`: :class:`RoundReconstructor`, the phase machine from the wash
-  to delivery;
+- :mod:`~pipeline.round.phases`: :class:`RoundReconstructor`, the phase machine: its steps
+  in order, the wash and the woodpile;
+- :mod:`~pipeline.round.wagers`: the chips in the boxes, and "no more bets";
+- :mod:`~pipeline.round.throw`: the dice, read once they hold still;
+- :mod:`~pipeline.round.delivery`: the groups of tiles dealt to the boxes;
 - :mod:`~pipeline.round.hands`: the round after delivery (collected, set, merged, exposed and
   settled hands);
 - :mod:`~pipeline.round.events`: the events and :class:`~pipeline.round.events.TableState`,

@@ -1,0 +1,111 @@
+"""Delivery: the groups of tiles dealt to the boxes, one step per frame (run in the order of
+:data:`pipeline.round.phases.STEPS`).
+
+- **delivery**: tiles coming to rest in a box from outside the boxes; arrivals at one box
+  within ``group_gap_s`` form one group, and tiles appearing later in a box already served
+  (a stack spread out) join its group. The woodpile seen empty and no arrival for
+  ``delivery_quiet_s`` ends the delivery; DeliveryDone carries the final counts. Groups that
+  appear in several boxes at once (the camera was blind while they were dealt) are put in
+  counter-clockwise order and flagged ``order_seen=False``.
+"""
+
+from __future__ import annotations
+
+from paigow.dice import BOX_COUNT, step_box
+from pipeline.round.events import DeliveryDone, Phase, TableEvent
+from pipeline.round.memory import OpenGroup, RoundConfig, RoundMemory, box_of
+from pipeline.round.tracks import FrameView, ZoneMove
+
+__all__ = ["delivery"]
+
+WOODPILE = "woodpile"
+
+
+def _arrivals(view: FrameView, memory: RoundMemory) -> list[ZoneMove]:
+    """Tiles coming to rest in a box from outside the boxes, between the woodpile and the end
+    of the delivery. A tile's path from the woodpile is not always seen (a stack carries
+    hidden tiles; the tracker may find a tile again under an id last seen elsewhere)."""
+    if memory.delivery_done or not Phase.WOODPILE.order <= memory.phase.order:
+        return []
+    return [
+        m
+        for m in view.moves
+        if box_of(m.after)
+        and not box_of(m.before)
+        and view.tracks[m.track_id].kind == "tile"
+        and m.track_id not in memory.delivered
+    ]
+
+
+def _next_box(memory: RoundMemory) -> int:
+    """The box a correct delivery serves next (the dice's first box to begin with)."""
+    last = memory.group.box if memory.group else (memory.groups[-1][0] if memory.groups else None)
+    return step_box(last, 1) if last else (memory.first_box or 1)
+
+
+def _in_order(moves: list[ZoneMove], memory: RoundMemory) -> tuple[list[ZoneMove], set[int]]:
+    """Arrivals sorted by frame; where one frame brings tiles to several boxes (the camera
+    missed the order, e.g. after a blind interval) they are put in counter-clockwise order from
+    the box due next. Returns the moves and the frames whose order is assumed."""
+    boxes_at: dict[int, set[int]] = {}
+    for m in moves:
+        boxes_at.setdefault(m.frame, set()).add(box_of(m.after) or 0)
+    assumed = {frame for frame, boxes in boxes_at.items() if len(boxes) > 1}
+    start = _next_box(memory)
+
+    def key(m: ZoneMove) -> tuple[int, int, int]:
+        return m.frame, ((box_of(m.after) or 0) - start) % BOX_COUNT, m.track_id
+
+    return sorted(moves, key=key), assumed
+
+
+def delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Tiles coming to rest in a box form groups, in order of arrival; tiles appearing later
+    in a box already served join its group."""
+    events: list[TableEvent] = []
+    moves, assumed = _in_order(_arrivals(view, memory), memory)
+    for move in moves:
+        box = box_of(move.after) or 0
+        events += memory.advance(Phase.DELIVERY, move.frame, move.time_s)
+        memory.delivery_quiet_since_s = None
+        group = memory.group
+        if group and group.box == box and move.time_s - group.last_s <= cfg.group_gap_s:
+            group.ids.append(move.track_id)
+            group.last_s = move.time_s
+            continue
+        if box in memory.hands and not (group and group.box == box):
+            memory.join_group(box, move.track_id)
+            continue
+        events += memory.close_group()
+        memory.group = OpenGroup(
+            box,
+            [move.track_id],
+            move.frame,
+            move.time_s,
+            move.time_s,
+            order_seen=move.frame not in assumed,
+        )
+    if memory.group and view.time_s - memory.group.last_s > cfg.group_gap_s:
+        events += memory.close_group()
+    return events + _delivery_done(view, memory, cfg)
+
+
+def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """The woodpile seen empty and no tile arriving for ``delivery_quiet_s``: done."""
+    if memory.delivery_done or memory.group or not memory.groups:
+        return []
+    if any(t.last_seen_frame == view.frame for t in view.resting_in(WOODPILE)):
+        memory.delivery_quiet_since_s = None
+        return []
+    if memory.delivery_quiet_since_s is None:
+        memory.delivery_quiet_since_s = view.time_s
+    if view.time_s - memory.delivery_quiet_since_s < cfg.delivery_quiet_s:
+        return []
+    memory.delivery_done = True
+    memory.recount(
+        {box: [t.track_id for t in view.resting_in(f"box_{box}")] for box in memory.hands}
+    )
+    boxes = tuple(box for box, _ in memory.groups)
+    counts = tuple(n for _, n in memory.groups)
+    done = DeliveryDone(view.frame, view.time_s, boxes, counts, memory.first_box)
+    return [done, *memory.advance(Phase.SETTING, view.frame, view.time_s)]

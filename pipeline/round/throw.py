@@ -1,0 +1,64 @@
+"""The dice: the throw read once its values hold still, one step per frame (run in the order
+of :data:`pipeline.round.phases.STEPS`).
+
+- **dice**: three dice in the dice area, values unchanged for ``dice_hold_s``; a die that
+  stays unread for ``dice_unread_s`` gives ``DiceRead(flat=False)`` if the face reader saw it
+  tipped (not lying flat), else ``DiceRead(flat=None)``: the throw is unknown, not irregular.
+  Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
+"""
+
+from __future__ import annotations
+
+from paigow.dice import DICE_COUNT, first_box
+from pipeline.round.events import DiceRead, Phase, TableEvent
+from pipeline.round.memory import RoundConfig, RoundMemory, Throw
+from pipeline.round.tracks import FrameView
+from pipeline.round.wagers import call_no_more_bets
+from vision.faces import DIE_TIPPED
+
+__all__ = ["dice"]
+
+DICE_AREA = "dice_area"
+
+
+def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    throw = memory.throw
+    if throw is None or throw.reported:
+        return []
+    waited_s = view.time_s - throw.since_s
+    if None in throw.values:
+        if waited_s < cfg.dice_unread_s:
+            return []
+        throw.reported = True
+        flat = False if throw.tipped else None  # unread and not seen tipped: doubt
+        return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, flat)]
+    if waited_s < cfg.dice_hold_s:
+        return []
+    throw.reported = True
+    values = tuple(v for v in throw.values if v is not None)
+    memory.dice = values
+    memory.first_box = first_box(values, cfg.chung_box, cfg.first_box_offset)
+    read = DiceRead(throw.since_frame, throw.since_s, values, sum(values), memory.first_box, True)
+    return [read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
+
+
+def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Three dice in the dice area: a throw; read once its values hold still."""
+    dice = sorted(
+        (t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame),
+        key=lambda t: t.track_id,
+    )  # dice seen now: a die track coasting after the cup took the dice is not on the felt
+    if len(dice) < DICE_COUNT:
+        memory.throw = None
+        return []
+    values = tuple(t.die_value for t in dice[:DICE_COUNT])
+    events: list[TableEvent] = []
+    if memory.throw is None:
+        if not memory.no_more_bets:
+            events += call_no_more_bets(view, memory, "dice")
+        memory.throw = Throw(values, view.frame, view.time_s)
+    elif memory.throw.values != values and not (memory.throw.reported and None in values):
+        # changed before it was read, or a new readable throw after one was reported
+        memory.throw = Throw(values, view.frame, view.time_s)
+    memory.throw.tipped = any(t.face == DIE_TIPPED for t in dice[:DICE_COUNT])  # seen so now
+    return events + _read_throw(view, memory, cfg)

@@ -1,0 +1,141 @@
+"""Wagers and "no more bets": the chip stacks in the boxes, one step each per frame (run in
+the order of :data:`pipeline.round.phases.STEPS`).
+
+- **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`).
+- **no more bets**: there is no visual cue. It is inferred ``no_more_bets_quiet_s`` after the
+  last wager change made once the woodpile is built (chips lying from before are no bet of
+  this round), or at the latest when the dice appear (:mod:`pipeline.round.throw` calls
+  :func:`call_no_more_bets`). Set ``no_more_bets_quiet_s=None`` to let only the dice call it.
+"""
+
+from __future__ import annotations
+
+from pipeline.round.events import NoMoreBets, Phase, TableEvent, WagerChanged
+from pipeline.round.hands import settle_box
+from pipeline.round.memory import (
+    ChipSighting,
+    RoundConfig,
+    RoundMemory,
+    chips_in_boxes,
+    covered_boxes,
+)
+from pipeline.round.tracks import FrameView
+
+__all__ = ["call_no_more_bets", "no_more_bets", "wagers"]
+
+
+def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement. After
+    "no more bets" a change must hold, uncovered (:func:`_guarded_counts`): chips hidden under
+    a hand, or misread for a moment as the dealer pays, are not chips moved."""
+    chips = chips_in_boxes(view)
+    counts = {box: len(stacks) for box, stacks in chips.items()}
+    spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
+    guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)
+    if guarded:
+        floor = cfg.late_chip_confidence
+        sure = {box: sum(c.confidence >= floor for c in stacks) for box, stacks in chips.items()}
+        seen = _evidence(counts, sure, memory.chips)
+        counts = _guarded_counts(view, memory, cfg, seen, spots)
+    else:
+        memory.chips_changing.clear()
+        memory.chip_spots = spots
+    events: list[TableEvent] = []
+    for box in sorted(set(counts) | set(memory.chips)):
+        before, after = memory.chips.get(box, 0), counts.get(box, 0)
+        if before == after:
+            continue
+        memory.chips[box] = after
+        frame, time_s = view.frame, view.time_s
+        if guarded:
+            sighting = memory.chips_changing.pop(box)
+            frame, time_s = sighting.frame, sighting.time_s
+        events.append(
+            WagerChanged(frame, time_s, box, before, after, memory.no_more_bets, memory.phase)
+        )
+        if memory.phase.order >= Phase.EXPOSURE.order:
+            events += settle_box(memory, cfg, box, after, frame, time_s)
+        elif memory.phase is Phase.WAGERS and not memory.no_more_bets:
+            memory.last_wager_s = view.time_s  # this round's bets: placed on the built woodpile
+            memory.wagers_placed = any(memory.chips.values())
+    return events
+
+
+def _evidence(seen: dict[int, int], sure: dict[int, int], believed: dict[int, int]):
+    """Per box, the count the chips seen are evidence for: more stacks than believed only as
+    many as were detected surely, fewer only if even the doubtful detections are gone."""
+    out = {}
+    for box in set(seen) | set(believed):
+        before = believed.get(box, 0)
+        if sure.get(box, 0) > before:
+            out[box] = sure[box]
+        elif seen.get(box, 0) < before:
+            out[box] = seen.get(box, 0)
+        else:
+            out[box] = before
+    return {box: n for box, n in out.items() if n}
+
+
+def _guarded_counts(
+    view: FrameView,
+    memory: RoundMemory,
+    cfg: RoundConfig,
+    seen: dict[int, int],
+    spots: dict[int, list[tuple[float, float, float, float]]],
+) -> dict[int, int]:
+    """The chip counts to believe after "no more bets": a box a hand lies over keeps its
+    count (unknown, not changed); a box seen uncovered with another count gets it once that
+    count has held ``wager_hold_s`` (``settle_hold_s`` once hands are exposed), if a hand was
+    near the box in the ``wager_reach_s`` before it was first seen so. Chips are judged before
+    the cover and after it: a count first seen with no hand near (the detector's doubt) that
+    is the same after a hand came and went was not changed by the hand. Held ``recount_s``
+    uncovered, it is taken as the box's count, silently: chips do not move by themselves, so
+    a change no hand was seen to make is doubt, never a late wager (one whose hand the
+    detector misses goes unreported)."""
+    covered = covered_boxes(view, memory, cfg)
+    for box in covered:
+        memory.covered_s[box] = view.time_s
+    believed = dict(memory.chips)
+    hold_s = cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
+    for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
+        if box in covered:
+            continue  # unknown: what was seen before the cover stands
+        now = seen.get(box, 0)
+        if now == memory.chips.get(box, 0):
+            memory.chips_changing.pop(box, None)
+            if now:
+                memory.chip_spots[box] = spots[box]
+            continue
+        sighting = memory.chips_changing.get(box)
+        if sighting is None or sighting.count != now:
+            reached_s = memory.covered_s.get(box)
+            memory.chips_changing[box] = ChipSighting(now, view.frame, view.time_s, reached_s)
+            continue
+        held_s = view.time_s - sighting.time_s
+        if sighting.handled(cfg.wager_reach_s):
+            if held_s >= hold_s:
+                believed[box] = now
+                memory.chip_spots[box] = spots.get(box, [])
+        elif held_s >= cfg.recount_s:  # no hand seen: the detector's count was wrong
+            believed[box] = memory.chips[box] = now
+            memory.chip_spots[box] = spots.get(box, [])
+            del memory.chips_changing[box]
+    return {box: n for box, n in believed.items() if n}
+
+
+def call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:
+    memory.no_more_bets, memory.no_more_bets_s = True, view.time_s
+    memory.close_bets()
+    return [NoMoreBets(view.frame, view.time_s, reason)]
+
+
+def no_more_bets(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
+    """The quiet rule: wagers down, woodpile built, no change for ``no_more_bets_quiet_s``."""
+    quiet_s = cfg.no_more_bets_quiet_s
+    if memory.no_more_bets or quiet_s is None or memory.phase is not Phase.WAGERS:
+        return []
+    if not memory.wagers_placed or memory.last_wager_s is None:
+        return []
+    if view.time_s - memory.last_wager_s < quiet_s:
+        return []
+    return call_no_more_bets(view, memory, "quiet")
