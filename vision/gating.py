@@ -70,12 +70,8 @@ class GatingConfig:
     # 35x70 px), so an object touching the change lies wholly inside its region; more context
     # makes a region's detections more like the full frame's, and costs more.
     context_px: int = 128
-    # Regions are grown to at least this side, full-frame px: the network was trained on 832-px
-    # crops (416 px of the half-scale frame) and is less sure of small objects in much smaller
-    # ones (a die at 0.33 in a 256-px region, 0.68 at 512, 0.75 at 832 and in the full frame).
-    # On the demo clip against the ungated pipeline: 96/512 px was 3.2x faster but changed 11
-    # of 75 key events (single tile exposures), 128/640 2.7x and 5 (a +-1 grey-level change of
-    # the input changes 4), 96/832 2.3x and 5.
+    # Regions are grown to at least this side, full-frame px: the network learnt on 832-px
+    # crops and is less sure of small objects in much smaller ones (docs/performance.md).
     min_region_px: int = 640
     # A new detection within this of an inner region edge is a cut object and is dropped.
     border_px: int = 4

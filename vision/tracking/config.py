@@ -33,24 +33,17 @@ class TrackerConfig:
     # Added when a detection's read face differs from the track's known face; higher trusts
     # the face reader over geometry.
     face_mismatch_cost: float = 1.0
-    # Face readings below this confidence are not used for tiles. On rendered video (8 rounds
-    # of the standard suite, `scripts/evaluate_models.py --suite`) 96.1% of face-up tile crops
-    # read right; 93.7% read at 0.9 or more, 99.2% of those right (0.8: 95.3% kept, 98.9%
-    # right). A misread face settles a hand wrongly (false payout alerts); lower knows faces
-    # sooner, higher leaves more faces unknown.
+    # Face readings below this confidence are not used for tiles: a misread face settles a hand
+    # wrongly; lower knows faces sooner, higher leaves more unknown (docs/detection.md).
     min_face_confidence: float = 0.9
     # Each face reading of a face-up tile counts this much less per later reading: lower lets
     # a track that moved onto another face-up tile take that tile's face sooner (a bank hand
     # once came out with a stale 5-5 for its 1-6); higher needs more misreads in a row to
     # flip a face (at 0.8, three readings at 0.9 or more).
     face_vote_decay: float = 0.8
-    # A die is read from its last few frames: each frame's reading counts only when it is a
-    # value at this probability or more (the face reader gives a die its most probable value
-    # unless it is clearly die_tipped, vision.faces.die_choice). On rendered video (12 rounds
-    # of the standard suite, `scripts/evaluate_models.py --suite`): at 0.3 every flat die crop
-    # read its value and no tipped die a value; at 0.8, 97% of flat dice read. A die unread
-    # read die_tipped (vision.faces.die_choice) in the window's majority is not flat; one that
-    # stays unread is doubt (the round reports the throw unread, no alert).
+    # A die is read from its last few frames: a frame's reading counts when it is a value at
+    # this probability or more (docs/detection.md). A die read die_tipped in the window's
+    # majority is not flat; one that stays unread is doubt (the throw unread, no alert).
     min_die_confidence: float = 0.3
     die_window_frames: int = 8
     # ...and its value is known only while one value holds this share of the window.
