@@ -289,31 +289,29 @@ def parse_layout(data: Any, source: str = "layout") -> Layout:
 def load_layout(path: str | Path) -> Layout:
     """Read and validate a layout YAML file; raises :class:`LayoutError` (one line)."""
     path = Path(path)
-    text = _read_text(path)
+    return parse_layout(read_yaml(path, "a layout", LayoutError, MAX_LAYOUT_BYTES), str(path))
+
+
+def read_yaml(path: Path, what: str, error: type[ValueError], max_bytes: int) -> Any:
+    """The parsed YAML of a UTF-8 file of at most ``max_bytes`` (``what`` it should be, for
+    the message); anything wrong is ``error`` with one line naming the file."""
     try:
-        data = yaml.safe_load(text)
+        with path.open("rb") as file:
+            raw = file.read(max_bytes + 1)
+    except OSError as err:
+        raise error(f"{path}: cannot read ({err.strerror})") from None
+    if len(raw) > max_bytes:
+        raise error(f"{path}: larger than {max_bytes} bytes, not {what}")
+    try:
+        return yaml.safe_load(raw.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise error(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise LayoutError(f"{path}: not valid YAML{where}") from None
+        raise error(f"{path}: not valid YAML{where}") from None
     except RecursionError:  # PyYAML composes nested collections recursively
-        raise LayoutError(f"{path}: nested too deep to be a layout") from None
-    return parse_layout(data, str(path))
-
-
-def _read_text(path: Path) -> str:
-    """The UTF-8 text of a layout file of at most ``MAX_LAYOUT_BYTES``."""
-    try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_LAYOUT_BYTES + 1)
-    except OSError as err:
-        raise LayoutError(f"{path}: cannot read ({err.strerror})") from None
-    if len(raw) > MAX_LAYOUT_BYTES:
-        raise LayoutError(f"{path}: larger than {MAX_LAYOUT_BYTES} bytes, not a layout")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise LayoutError(f"{path}: not UTF-8 text (byte {err.start})") from None
+        raise error(f"{path}: nested too deep to be {what}") from None
 
 
 def load_default_layout() -> Layout:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, BeforeValidator, ValidationError
 from pipeline.bus.publisher import PublisherConfig
 from pipeline.bus.store import StoreConfig
 from pipeline.evidence import SnapshotConfig
+from pipeline.layout import read_yaml
 from pipeline.live.health import HealthConfig
 from pipeline.live.monitor import MonitorConfig
 from pipeline.live.sources import SourceConfig
@@ -245,23 +246,7 @@ def load_settings(
 def read_settings_file(path: str | Path) -> dict[str, Any]:
     """The parsed YAML of a settings file (a mapping; an empty file is ``{}``)."""
     path = Path(path)
-    try:
-        with path.open("rb") as file:
-            raw = file.read(MAX_SETTINGS_BYTES + 1)
-    except OSError as err:
-        raise SettingsError(f"{path}: cannot read ({err.strerror})") from None
-    if len(raw) > MAX_SETTINGS_BYTES:
-        raise SettingsError(f"{path}: larger than {MAX_SETTINGS_BYTES} bytes, not a settings file")
-    try:
-        data = yaml.safe_load(raw.decode("utf-8"))
-    except UnicodeDecodeError as err:
-        raise SettingsError(f"{path}: not UTF-8 text (byte {err.start})") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise SettingsError(f"{path}: not valid YAML{where}") from None
-    except RecursionError:  # PyYAML composes nested collections recursively
-        raise SettingsError(f"{path}: nested too deep to be a settings file") from None
+    data = read_yaml(path, "a settings file", SettingsError, MAX_SETTINGS_BYTES)
     if data is None:
         return {}
     if not isinstance(data, dict):
