@@ -23,6 +23,7 @@ CONFINED = {
     # the runtime runs models in one place; scripts/quantize.py builds one offline
     "onnxruntime": ("vision/onnx", "scripts/quantize"),
     "sqlite3": ("pipeline/journal",),
+    "ray": ("pipeline/cluster/",),
     "ultralytics": ("scripts/",),
     "torch": ("scripts/",),
 }
