@@ -18,7 +18,8 @@ streams) and where the alerts go (journal, bus, report) is the caller's business
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -68,7 +69,8 @@ class PipelineConfig:
 class FrameResult:
     """What one frame gave. ``detections`` is None while the camera is lost (``blind``): then
     nothing is detected, tracked or reconstructed, and ``tracks``/``state`` are the last ones
-    seen."""
+    seen. ``detect_s``: wall seconds the models (detector and face reader) took on this frame;
+    None where they did not run (blind, or a result replayed by :meth:`TablePipeline.rejudge`)."""
 
     frame: Frame
     detections: Detections | None
@@ -78,6 +80,7 @@ class FrameResult:
     alerts: list[Alert]
     blind: bool = False
     camera: list[CameraLost | CameraRestored] = field(default_factory=list)
+    detect_s: float | None = None
 
 
 class TablePipeline:
@@ -126,10 +129,11 @@ class TablePipeline:
         camera = self.health.update(frame.image, frame.index, frame.time_s)
         if self.health.lost is not None:
             return self._blind(frame, camera, wall_time)
+        started = time.perf_counter()
         detections = self._detect(frame)
-        return self._judge(
-            frame, detections, self.tracker.update(detections, frame.index), camera, wall_time
-        )
+        detect_s = time.perf_counter() - started
+        tracks = self.tracker.update(detections, frame.index)
+        return replace(self._judge(frame, detections, tracks, camera, wall_time), detect_s=detect_s)
 
     def unchanged(self, frame: Frame) -> bool:
         """Whether the detector, given ``frame`` next, would see nothing changed since its

@@ -19,6 +19,11 @@ Overload: from a live source (a camera, a stream, a file paced with ``realtime``
 the newest ``queue_size`` frames and drops the oldest, counting them; from an unpaced file or
 folder the reader waits instead, so every frame is processed. Gaps are never dropped.
 
+What the metrics and health endpoints read (:mod:`pipeline.live.metrics`, from their own
+thread): the counters in :class:`MonitorStats` (with the frames the reader took in and the
+alerts by kind and state), ``loop_state``, and the monotonic times of the loop's last turn and
+the reader's last frame.
+
 Stopping: set the ``stop`` event (the CLI does on SIGINT/SIGTERM): reading stops, queued frames
 are discarded, ``pipeline.finish()`` runs and its alerts are emitted, and ``run`` returns. The end
 of a file source ends the run the same way, after its last frame.
@@ -30,8 +35,8 @@ import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass
-from typing import Protocol, TextIO
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TextIO
 
 from pipeline.alerts import Alert, describe_alert
 from pipeline.evidence import Snapshots
@@ -40,6 +45,7 @@ from pipeline.round.events import VisionDegraded, VisionRestored
 from vision.types import Frame
 
 Item = Frame | Gap
+LoopState = Literal["not started", "running", "stopped"]
 VISION_DEGRADED = "vision_degraded"
 VISION_RESTORED = "vision_restored"
 
@@ -153,10 +159,12 @@ class FrameQueue:
 class MonitorStats:
     """Counters of one run, as the status line shows them."""
 
+    frames_in: int = 0  # frames read from the source (then processed, dropped or unusable)
     frames: int = 0  # frames processed
     dropped: int = 0  # frames dropped by the queue (overload)
     gaps: int = 0  # stretches without a picture reported to the pipeline
     alerts: int = 0  # alerts emitted
+    alerts_by: dict[tuple[str, str], int] = field(default_factory=dict)  # (kind, state) -> count
     unusable: int = 0  # frames the pipeline refused (an odd size...): skipped like a drop
     fps: float = 0.0  # frames processed per second, lately
     video_s: float = 0.0  # time of the last frame or gap
@@ -252,6 +260,9 @@ class Monitor:
         self._gap_seen: tuple[int, float] | None = None
         self._reader_failure: BaseException | None = None
         self._unusable_why = ""
+        self.loop_state: LoopState = "not started"
+        self.last_tick_at: float | None = None  # time.monotonic() of the loop's last turn
+        self.last_frame_at: float | None = None  # time.monotonic() the reader last took a frame
 
     def run(self, stop: threading.Event | None = None) -> MonitorStats:
         """Process until the source ends or ``stop`` is set; then finish the pipeline and emit
@@ -262,6 +273,7 @@ class Monitor:
         reader = threading.Thread(target=self._read, args=(queue, stop), name="source-reader")
         reader.daemon = True  # a live read stuck past its timeout must not hold the process
         reader.start()
+        self.loop_state = "running"
         try:
             try:
                 self._loop(queue, stop)
@@ -275,6 +287,7 @@ class Monitor:
                 raise self._reader_failure
             self._emit(self.pipeline.finish()[1])
         finally:
+            self.loop_state = "stopped"
             if self.report is not None:
                 self.report.close(self.stats)
         return self.stats
@@ -285,6 +298,9 @@ class Monitor:
             for item in self.source:
                 if stop.is_set():
                     break
+                if isinstance(item, Frame):
+                    self.stats.frames_in += 1
+                    self.last_frame_at = time.monotonic()
                 queue.put(item)
         except BaseException as exc:  # handed to run(), which raises it in the caller's thread
             self._reader_failure = exc
@@ -294,6 +310,7 @@ class Monitor:
 
     def _loop(self, queue: FrameQueue, stop: threading.Event) -> None:
         while not stop.is_set():
+            self.last_tick_at = time.monotonic()
             item = queue.get(self.config.status_interval_s)
             if item is None and queue.finished:
                 return
@@ -357,5 +374,7 @@ class Monitor:
                 alert = self.snapshots.snapshot(alert)  # the file its evidence names, first
             stored = self.sink.emit(alert)
             self.stats.alerts += 1
+            key = (alert.kind, str(alert.state))
+            self.stats.alerts_by[key] = self.stats.alerts_by.get(key, 0) + 1
             if self.report is not None:
                 self.report.alert(stored)
