@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ValidationError
+from pydantic import BaseModel, BeforeValidator, ValidationError, field_validator
 
 from pipeline.bus.publisher import PublisherConfig
 from pipeline.bus.store import StoreConfig
 from pipeline.evidence import SnapshotConfig
 from pipeline.layout import read_yaml
 from pipeline.live.health import HealthConfig
+from pipeline.live.metrics import MetricsConfig, parse_endpoint
 from pipeline.live.monitor import MonitorConfig
 from pipeline.live.sources import SourceConfig
 from pipeline.live.vision_health import VisionHealthConfig
@@ -77,6 +78,15 @@ class _JournalFiles(Section):
     # journal's folder
 
 
+class _MetricsChecks(Section):
+    @field_validator("endpoint", check_fields=False)
+    @classmethod
+    def _endpoint(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_endpoint(value)  # malformed: one line; a port in use shows only when bound
+        return value
+
+
 DetectorSection = section(DetectorConfig, positive=("threads",))
 GatingSection = section(GatingConfig, positive=("mask_scale", "full_every_frames"))
 FaceCacheSection = section(FaceCacheConfig, positive=("thumbnail_px",))
@@ -95,6 +105,7 @@ SourceSection = section(
 MonitorSection = section(
     MonitorConfig, positive=("queue_size", "status_interval_s", "log_interval_s")
 )
+MetricsSection = section(MetricsConfig, base=_MetricsChecks, positive=("stall_s",))
 BusSection = section(PublisherConfig, base=_BusFiles)
 JournalSection = section(StoreConfig, base=_JournalFiles, positive=("retry_first_s", "retry_max_s"))
 ReviewSection = section(
@@ -132,6 +143,7 @@ class Settings(Strict):
     snapshots: Nested[SnapshotSection] = SnapshotSection()
     source: Nested[SourceSection] = SourceSection()
     monitor: Nested[MonitorSection] = MonitorSection()
+    metrics: Nested[MetricsSection] = MetricsSection()
     bus: Nested[BusSection] = BusSection()
     journal: Nested[JournalSection] = JournalSection()
     review: Nested[ReviewSection] = ReviewSection()

@@ -24,6 +24,7 @@ CONFINED = {
     "onnxruntime": ("vision/onnx", "scripts/quantize"),
     "sqlite3": ("pipeline/journal",),
     "ray": ("pipeline/cluster/",),
+    "prometheus_client": ("pipeline/live/metrics",),
     "ultralytics": ("scripts/",),
     "torch": ("scripts/",),
 }

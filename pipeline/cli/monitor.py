@@ -17,6 +17,11 @@ The journal never stops the monitor: while it refuses writes (a full disk, a loc
 another process), alerts go to the spill file (``--spill``, beside the journal by default;
 put it on another disk) and are written back when it recovers (:mod:`pipeline.bus.store`).
 
+With ``--metrics HOST:PORT`` (``metrics.endpoint``; a port alone binds 127.0.0.1) the monitor
+serves Prometheus metrics on ``/metrics`` and its health on ``/healthz`` and ``/readyz``
+(:mod:`pipeline.live.metrics`), from the start, while the source opens and the models load; an
+address that is malformed or in use is one line, status 2, before anything slow.
+
 Every option is also a setting (:mod:`pipeline.settings`): ``--config FILE`` sets them, and
 every other setting of the pipeline, in one file; an option given overrides it.
 
@@ -46,6 +51,7 @@ from pipeline.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from pipeline.live.metrics import MonitorMetrics
     from pipeline.settings import Settings
 
 FLAGS = {
@@ -63,6 +69,7 @@ FLAGS = {
     "read_timeout_s": "source.read_timeout_s",
     "queue_size": "monitor.queue_size",
     "threads": "detector.threads",
+    "metrics": "metrics.endpoint",
 }
 """Each option -> the setting it overrides when given."""
 
@@ -112,6 +119,11 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
         help="folder the alerts' evidence.snapshot paths are under (the journal's folder)",
     )
     p.add_argument("--keys", type=Path, metavar="DIR", help="CURVE keys directory (paigow keys)")
+    p.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve /metrics, /healthz and /readyz there (a port alone: 127.0.0.1); off by default",
+    )
 
 
 def _add_input_options(p: argparse.ArgumentParser) -> None:
@@ -191,6 +203,7 @@ def _monitor(source_text: str, settings: Settings, stop: threading.Event):
     from pipeline.bus import AlertStore
     from pipeline.evidence import Snapshots
     from pipeline.layout import load_layout
+    from pipeline.live.metrics import MonitorMetrics
     from pipeline.live.monitor import ConsoleReport, Monitor
     from pipeline.live.sources import open_source
     from pipeline.runner import TablePipeline
@@ -198,7 +211,9 @@ def _monitor(source_text: str, settings: Settings, stop: threading.Event):
     layout = load_layout(settings.layout)
     table, journal = settings.table, settings.journal
     config = settings.monitor.build()
+    metrics = MonitorMetrics(table, settings.metrics.build())
     with ExitStack() as stack:
+        served = _serve(metrics, stack)  # first: a bad address fails before anything slow
         source = stack.enter_context(
             open_source(source_text, settings.source.build(camera_id=table))
         )
@@ -209,12 +224,26 @@ def _monitor(source_text: str, settings: Settings, stop: threading.Event):
         _note(
             f"table {table}: {source_text} ({_shape(source)}) -> journal {journal.path} "
             f"({state}), alerts on {publisher.pub_endpoint}, replay {publisher.replay_endpoint}"
+            + served
         )
         pipeline = TablePipeline(table, layout, settings.pipeline_config(layout.chung_box))
         folder = journal.snapshots or journal.path.parent
         snapshots = Snapshots(folder, layout, settings.snapshots.build())
-        monitor = Monitor(source, pipeline, publisher, config, ConsoleReport(config), snapshots)
+        timed = metrics.timed(pipeline)
+        monitor = Monitor(source, timed, publisher, config, ConsoleReport(config), snapshots)
+        metrics.attach(monitor, store)
         return monitor.run(stop)
+
+
+def _serve(metrics: MonitorMetrics, stack: ExitStack) -> str:
+    """Serve ``metrics`` if an endpoint is set, until the stack closes; what the start line
+    says of it ("" when off)."""
+    from pipeline.live.metrics import MetricsServer
+
+    if metrics.config.endpoint is None:
+        return ""
+    server = stack.enter_context(MetricsServer(metrics))
+    return f", metrics on {server.url}/metrics"
 
 
 def _publisher(settings: Settings, store):
