@@ -117,9 +117,13 @@ def read_done(out: Path) -> Summary | None:
             return None
         names = {f.name for f in fields(Summary)}
         tuples = {k: tuple(v) for k, v in data.items() if k in ("unreadable", "warnings")}
-        return Summary(**{k: v for k, v in data.items() if k in names} | tuples)
+        summary = Summary(**{k: v for k, v in data.items() if k in names} | tuples)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
+    kinds = summary.irregularities
+    if not isinstance(kinds, dict) or not all(isinstance(n, int) for n in kinds.values()):
+        return None  # edited by hand, or by something else: review it again
+    return summary
 
 
 @dataclass(frozen=True)

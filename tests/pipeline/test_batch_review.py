@@ -325,6 +325,9 @@ def test_a_plan_skips_what_is_done_and_redoes_the_rest(tmp_path):
     write_done(out / "other", summary(tmp_path / "elsewhere" / "other.mp4"))
     (out / "broken" / DONE_FILE).write_text('{"schema": 1, "video": ')  # cut short
     write_done(out / "earlier", summary(tmp_path / "earlier.mp4"))
+    edited = json.loads((out / "earlier" / DONE_FILE).read_text()) | {"irregularities": ["x"]}
+    (out / "edited").mkdir()
+    (out / "edited" / DONE_FILE).write_text(json.dumps(edited))  # not a summary: not listed
     plan = plan_batch(videos, out, {})
     assert [job.name for job in plan.jobs] == ["partial", "broken"]
     status = {name: e.status for name, e in plan.entries.items()}
