@@ -1,25 +1,45 @@
-"""``paigow review VIDEO --out DIR`` and ``paigow demo``: post-incident review of a recording.
+"""``paigow review RECORDING... --out DIR`` and ``paigow demo``: post-incident review.
 
-``review`` runs the whole pipeline on a recorded video with a progress bar (stderr), prints each
-alert as it is raised (stdout) and a short summary at the end, and leaves events, alerts,
-snapshots, an annotated video and a report page in DIR (:mod:`pipeline.review`). ``demo`` does
-the same on the sample round shipped in ``datasets/samples/demo_round`` and publishes the alerts
-on the bus as a monitor would, so ``paigow alerts`` in another terminal sees them live. Both take
-``--config FILE`` (:mod:`pipeline.settings`): the pipeline's settings, the review's and, for the
-demo, the bus endpoints; an option given overrides the file.
+``review`` of one recording runs the whole pipeline on it with a progress bar (stderr), prints
+each alert as it is raised (stdout) and a short summary at the end, and leaves events, alerts,
+snapshots, an annotated video and a report page in DIR (:mod:`pipeline.review`).
+
+``review`` of several recordings, or of folders (each folder: the video files in it, sorted;
+:data:`pipeline.review.batch.VIDEO_SUFFIXES`), is a batch: each recording is reviewed exactly
+so into ``DIR/NAME/`` (NAME: its file name without the extension; where two clash, the folder
+it lies in before it), as Ray tasks, one per recording (:mod:`pipeline.cluster.batch`):
+``--ray auto`` (the default) starts a local instance sized to the machine, ``--workers N``
+reviews at most N at once, ``--ray HOST:PORT`` joins a cluster. Without Ray installed it says
+so in one line and reviews them one by one in this process (``--ray off``: on purpose). One
+progress bar over the seconds of video of them all, a line as each finishes or fails (a failure
+stops no other; exit status 1 when any failed), and ``DIR/index.html`` listing every recording,
+rewritten as each ends. A recording whose folder holds ``done.json`` is done: the next run
+skips it (``--overwrite``: reviews it again); an unfinished folder is reviewed again.
+
+``demo`` does the same as a single review on the sample round shipped in
+``datasets/samples/demo_round`` and publishes the alerts on the bus as a monitor would, so
+``paigow alerts`` in another terminal sees them live. Both take ``--config FILE``
+(:mod:`pipeline.settings`): the pipeline's settings, the review's and, for the demo, the bus
+endpoints; an option given overrides the file.
 """
 
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
-from pipeline.cli.common import UsageError, add_settings_options, check_size, settings_of
+from pipeline.cli.common import (
+    UsageError,
+    add_settings_options,
+    check_size,
+    positive,
+    settings_of,
+)
+from pipeline.cluster.runtime import AUTO
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
@@ -30,7 +50,10 @@ DEMO_STRIDE = 2  # the demo reads every 2nd frame (12.5 fps, motion-gated detect
 DEFAULT_TABLE = "T1"
 STILL_STRIDE = 8  # ReviewConfig.still_stride, repeated (and tested equal) so that building the
 # parser imports no video stack
-SCENARIO_FILE = "scenario.json"
+VIDEO_SUFFIXES = (".avi", ".m4v", ".mkv", ".mov", ".mp4", ".mpeg", ".mpg", ".ts", ".webm")
+# pipeline.review.batch.VIDEO_SUFFIXES, repeated (and tested equal) for the same reason
+EXIT_SOME_FAILED = 1  # a batch in which a recording could not be reviewed
+OFF = "off"  # --ray off: a batch reviewed in this process
 RUN_FLAGS = {"stride": "review.stride", "still_stride": "review.still_stride"}
 REVIEW_FLAGS = {**RUN_FLAGS, "layout": "layout", "table": "table"}
 DEMO_FLAGS = {**RUN_FLAGS, "pub": "bus.pub_endpoint", "replay": "bus.replay_endpoint"}
@@ -41,24 +64,53 @@ DEMO_PRESET = {"review": {"stride": DEMO_STRIDE}}  # under --config: a file may 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "review",
-        help="review a recorded video: events, alerts, snapshots, annotated video, report page",
+        help="review recorded videos: events, alerts, snapshots, annotated video, report page",
         description="Run the pipeline on a recorded video and write what an investigator reads "
         "into DIR: events.jsonl, alerts.jsonl (+ journal.sqlite), snapshots/, annotated.mp4 and "
-        "report.html. Unreadable stretches of a damaged file are reported, not fatal.",
+        "report.html. Unreadable stretches of a damaged file are reported, not fatal. Several "
+        "recordings, or folders of them, are a batch: each into DIR/NAME/ as a Ray task "
+        "(one by one in this process without Ray), DIR/index.html listing them all; a "
+        "recording finished by an earlier run is skipped.",
     )
     p.add_argument(
-        "video", type=Path, metavar="VIDEO", help="the recording (any format PyAV reads)"
+        "recordings",
+        type=Path,
+        nargs="+",
+        metavar="RECORDING",
+        help="a recording (any format PyAV reads, or an image folder), or a folder of them: "
+        f"its {' '.join(VIDEO_SUFFIXES)} files, sorted",
     )
-    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="review folder")
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="review folder (several recordings: one folder each in it, and index.html)",
+    )
     p.add_argument(
         "--layout",
         type=Path,
         metavar="L",
-        help="the camera's layout YAML; default: the layout of a scenario.json beside VIDEO "
-        "(a rendered clip's folder), else the packaged default layout",
+        help="the camera's layout YAML; default: the layout of a scenario.json beside the "
+        "recording (a rendered clip's folder), else the packaged default layout",
     )
     p.add_argument(
         "--table", metavar="T", help=f"table id for the alerts (default {DEFAULT_TABLE})"
+    )
+    p.add_argument(
+        "--ray",
+        default=AUTO,
+        metavar="WHERE",
+        help="several recordings: 'auto' (default) starts a local Ray instance sized to the "
+        "machine, HOST:PORT or ray://HOST:PORT joins a cluster (whose workers can read the "
+        "recordings and DIR), 'off' reviews them one by one in this process",
+    )
+    p.add_argument(
+        "--workers",
+        type=positive(int),
+        metavar="N",
+        help="several recordings: review at most N at once (default: one per core on a local "
+        "instance, each with the detector threads its share of the cores allows)",
     )
     _run_options(p, stride=1)
     p.set_defaults(func=cmd_review)
@@ -103,40 +155,26 @@ def _run_options(p: argparse.ArgumentParser, stride: int) -> None:
     )
     p.add_argument("--no-video", action="store_true", help="skip annotated.mp4 (faster)")
     p.add_argument(
-        "--overwrite", action="store_true", help="replace the files of an earlier review in DIR"
+        "--overwrite",
+        action="store_true",
+        help="replace the files of an earlier review in DIR (a batch: review again the "
+        "recordings done earlier too)",
     )
-    p.add_argument("--quiet", action="store_true", help="no progress bar, no alert lines")
-
-
-def _layout(video: Path, layout_path: Path | None):
-    """The layout to use and a line saying where it came from."""
-    from pipeline.layout import layout_from_scenario, load_default_layout, load_layout
-
-    if layout_path is not None:
-        return load_layout(layout_path), str(layout_path)
-    scenario = video.parent / SCENARIO_FILE
-    if scenario.is_file():
-        return layout_from_scenario(scenario), f"{scenario} (beside the video)"
-    return load_default_layout(), "the packaged default layout"
+    p.add_argument(
+        "--quiet", action="store_true", help="no progress bar, no alert lines (a batch: no bar)"
+    )
 
 
 def _prepare_out(out: Path, overwrite: bool) -> None:
     """Refuse a file as DIR, and an earlier review in it unless ``overwrite`` (then remove
     only the review's own files)."""
-    from pipeline.review import JOURNAL_FILE, OUTPUT_FILES, SNAPSHOT_DIR
+    from pipeline.review.job import clear_review, review_files
 
     if out.exists() and not out.is_dir():
         raise UsageError(f"{out}: not a folder")
-    earlier = [out / name for name in (*OUTPUT_FILES, SNAPSHOT_DIR) if (out / name).exists()]
-    if earlier and not overwrite:
+    if review_files(out) and not overwrite:
         raise UsageError(f"{out}: holds an earlier review; choose another folder or --overwrite")
-    for path in earlier:
-        if path.is_dir():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
-    for extra in ("-wal", "-shm"):  # SQLite's side files of the journal
-        (out / f"{JOURNAL_FILE}{extra}").unlink(missing_ok=True)
+    clear_review(out)
 
 
 def _say_alert(alert) -> None:
@@ -160,9 +198,10 @@ def effective_settings(args: argparse.Namespace, flags: dict[str, str], preset=N
 
 def _run(args: argparse.Namespace, settings: Settings, video: Path, out: Path, publish):
     from pipeline.review import probe_video, review
+    from pipeline.review.job import layout_for
 
     info = probe_video(video)  # a missing file or a non-video fails before any work
-    layout, source = _layout(video, settings.layout)
+    layout, source = layout_for(video, settings.layout)
     check_size(layout, info.size_wh)
     _prepare_out(out, args.overwrite)
     config = settings.review_config(layout.chung_box)
@@ -215,9 +254,59 @@ def summary_lines(result) -> list[str]:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    result = _run(args, effective_settings(args, REVIEW_FLAGS), args.video, args.out, None)
+    if len(args.recordings) > 1 or _holds_videos(args.recordings[0]):
+        return _batch(args)
+    (video,) = args.recordings
+    result = _run(args, effective_settings(args, REVIEW_FLAGS), video, args.out, None)
     print("\n".join(summary_lines(result)))
     return 0
+
+
+def _holds_videos(path: Path) -> bool:
+    """A folder with recordings in it (a folder of pictures is one recording)."""
+    return path.is_dir() and any(p.suffix.lower() in VIDEO_SUFFIXES for p in path.iterdir())
+
+
+def _batch(args: argparse.Namespace) -> int:
+    """Several recordings, each into its own folder of DIR, and DIR/index.html."""
+    from pipeline.review.batch import BatchRun, plan_batch, recordings_of
+
+    settings = effective_settings(args, REVIEW_FLAGS)
+    recordings = recordings_of(args.recordings)
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"{args.out}: not a folder")
+    data = settings.model_dump(mode="json")
+    if settings.layout is not None:  # as this folder sees it, for workers elsewhere
+        data["layout"] = str(settings.layout.absolute())
+    plan = plan_batch(recordings, args.out, data, args.overwrite)
+    print(
+        f"{len(recordings)} recordings into {args.out}: {len(plan.jobs)} to review, "
+        f"{len(recordings) - len(plan.jobs)} done earlier (skipped)",
+        file=sys.stderr,
+    )
+    with BatchRun(args.out, plan, progress=not args.quiet) as run:
+        _run_jobs(args, plan.jobs, run)
+    print(run.counts())
+    return EXIT_SOME_FAILED if run.failures else 0
+
+
+def _run_jobs(args: argparse.Namespace, jobs, run) -> None:
+    """On Ray as ``--ray`` says; in this process with ``--ray off``, or when ``--ray auto``
+    finds no Ray (said in one line)."""
+    from pipeline.review.batch import run_here
+
+    if args.ray.strip() == OFF:
+        return run_here(jobs, run)
+    from pipeline.cluster.batch import run_on_ray
+    from pipeline.cluster.runtime import RayUnavailable, ray_address
+
+    try:
+        run_on_ray(jobs, run, args.ray, args.workers)
+    except RayUnavailable as exc:
+        if ray_address(args.ray) is not None:
+            raise  # the cluster asked for: bad input, one line
+        run.say(f"paigow review: {exc}; reviewing the recordings one by one in this process")
+        run_here(jobs, run)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

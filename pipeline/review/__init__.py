@@ -28,6 +28,12 @@ The modules, in the order a review goes through them:
 - :mod:`~pipeline.review.writers`: the events, alerts, snapshots and video, in order;
 - :mod:`~pipeline.review.annotate`: the pictures of the annotated video and their encoder;
 - :mod:`~pipeline.review.report`: ``report.html`` from what the review found.
+
+Many recordings (``paigow review A B ... --out DIR``): :mod:`~pipeline.review.job` reviews one
+into its own folder and marks it done (``done.json``, :class:`Summary`), whoever runs it;
+:mod:`~pipeline.review.batch` finds the recordings, names their folders, skips those done, shows
+one progress bar and runs the jobs here when Ray is not used (:mod:`pipeline.cluster.batch`
+runs them as Ray tasks); :mod:`~pipeline.review.index` writes ``DIR/index.html``.
 """
 
 from pipeline.review.annotate import (
@@ -37,6 +43,7 @@ from pipeline.review.annotate import (
     Annotator,
     picture_size,
 )
+from pipeline.review.batch import BatchRun, folder_names, plan_batch, recordings_of, run_here
 from pipeline.review.config import (
     ALERTS_FILE,
     EVENTS_FILE,
@@ -46,6 +53,8 @@ from pipeline.review.config import (
     VIDEO_FILE,
     ReviewConfig,
 )
+from pipeline.review.index import INDEX_FILE, write_index
+from pipeline.review.job import DONE_FILE, ReviewJob, Summary, read_done, run_job
 from pipeline.review.loop import Emit, ReviewResult, review
 from pipeline.review.stillskip import (
     Stages,
@@ -59,7 +68,9 @@ from pipeline.review.writers import ReviewWriter, event_record
 
 __all__ = [
     "ALERTS_FILE",
+    "DONE_FILE",
     "EVENTS_FILE",
+    "INDEX_FILE",
     "JOURNAL_FILE",
     "MAX_RATE_DENOMINATOR",
     "OUTPUT_FILES",
@@ -68,19 +79,29 @@ __all__ = [
     "VIDEO_PRESET",
     "AnnotatedVideo",
     "Annotator",
+    "BatchRun",
     "Emit",
     "ReviewConfig",
+    "ReviewJob",
     "ReviewResult",
     "ReviewWriter",
     "Stages",
     "StillSkip",
+    "Summary",
     "VideoInfo",
     "event_record",
+    "folder_names",
     "keep_watching",
     "open_video",
     "picture_size",
     "pipeline_config",
+    "plan_batch",
     "probe_video",
+    "read_done",
+    "recordings_of",
     "review",
+    "run_here",
+    "run_job",
     "still_skip",
+    "write_index",
 ]

@@ -69,10 +69,10 @@ def _run(
     skip: StillSkip,
     writer: ReviewWriter,
     emit: Emit,
-    bar: tqdm,
+    read: Callable[[Frame], None],
 ) -> _Found:
     """The review loop: the frames ``skip`` chooses and every gap through the pipeline and
-    into the writer, in order; the pipeline's end last."""
+    into the writer, in order; the pipeline's end last. ``read``: told of every frame read."""
     found, result = _Found(), None
     for item in source:
         if isinstance(item, Gap):
@@ -82,7 +82,7 @@ def _run(
             continue
         for frame in skip.take(item, keep_watching(result)):
             result = _step(pipe, frame, writer, emit, found)
-        bar.update(item.index + 1 - bar.n)  # frames read, those not given included
+        read(item)
     for frame in skip.flush():
         _step(pipe, frame, writer, emit, found)
     final_events, final_alerts = pipe.finish()
@@ -146,11 +146,13 @@ def review(
     on_alert: Callable[[Alert], None] | None = None,
     progress: bool = True,
     pipe: TablePipeline | None = None,
+    on_read: Callable[[float], None] | None = None,
 ) -> ReviewResult:
     """Review ``video`` into ``out_dir`` (made if absent; ValueError if it already holds a
     journal). ``publish``: also publish the alerts on the bus. ``on_alert``: called with each
     alert once journaled. ``progress``: a tqdm bar on stderr. ``pipe``: a pipeline built by
-    the caller (its table must be ``config.table``); default: one with the shipped models."""
+    the caller (its table must be ``config.table``); default: one with the shipped models.
+    ``on_read``: called with the video time (s) of each frame read, processed or not."""
     if config.stride < 1 or config.still_stride < 1:
         raise ValueError(f"strides must be at least 1, got {config.stride}, {config.still_stride}")
     if (out_dir / JOURNAL_FILE).exists():
@@ -167,11 +169,23 @@ def review(
         stack.callback(writer.close)
         bar = stack.enter_context(_progress(info, video.name, progress))
         skip = still_skip(config, pipe)
-        found = _run(pipe, source, skip, writer, emit, bar)
+        found = _run(pipe, source, skip, writer, emit, _reader(bar, on_read))
     found.wall_s = time.perf_counter() - start
     run = _run_info(video, layout_source, info, config, found)
     write_report(out_dir, run, found.events, found.alerts)
     return ReviewResult(run, found.events, found.alerts, out_dir, skip.skipped)
+
+
+def _reader(bar: tqdm, on_read: Callable[[float], None] | None) -> Callable[[Frame], None]:
+    """What is told of each frame read: the bar (frames read, those not processed included)
+    and ``on_read`` (the frame's video time)."""
+
+    def read(frame: Frame) -> None:
+        bar.update(frame.index + 1 - bar.n)
+        if on_read is not None:
+            on_read(frame.time_s)
+
+    return read
 
 
 def _progress(info: VideoInfo, name: str, enabled: bool) -> tqdm:

@@ -47,3 +47,16 @@ def video_info(path: Path, source: Source) -> VideoInfo:
     """What ``source``, opened from ``path`` by :func:`open_video`, holds."""
     assert source.size_wh is not None  # open_video refuses a source without one
     return VideoInfo(path, source.fps, source.size_wh, getattr(source, "duration_s", None))
+
+
+def stated_duration_s(path: Path) -> float | None:
+    """The duration ``path`` states, read from its header without decoding; None when it
+    states none or cannot be opened (the review that opens it says why)."""
+    try:
+        source = open_source(str(path), camera_id="probe")
+    except ValueError:  # SourceError: missing, not a video
+        return None
+    try:
+        return getattr(source, "duration_s", None)
+    finally:
+        source.close()
