@@ -61,6 +61,9 @@ def ray_instance(address: str = AUTO, num_cpus: int | None = None) -> Iterator[M
     }
     if where is None:
         options["num_cpus"] = num_cpus or os.cpu_count() or 1
+        # a local instance turns Ray's token authentication on by itself, and says so on
+        # stderr at every start: a line that tells an operator nothing to do
+        logging.getLogger("ray._private.authentication").setLevel(logging.ERROR)
     try:
         ray.init(address=where, **options)
     except Exception as exc:  # ConnectionError, RuntimeError, ValueError from Ray's init
