@@ -2,10 +2,11 @@
 :func:`pipeline.live.run.run_monitor` in a thread of its own and answers the supervisor.
 
 The actor's methods run on the actor's own thread, so :meth:`TableMonitor.status` answers while
-the monitor works (its pid, state, frames, fps, alerts, how long since the last frame and since
-the monitor's loop last turned: durations, not clock readings, so no two machines' clocks are
-compared). :meth:`TableMonitor.stop` sets the monitor's stop event and waits for its clean end:
-the pipeline's closing alerts journaled and published, the publisher and the journal closed.
+the monitor works (its host and pid, state, frames, fps, alerts, how long since the last frame
+and since the monitor's loop last turned: durations, not clock readings, so no two machines'
+clocks are compared). :meth:`TableMonitor.stop` sets the monitor's stop event and waits for its
+clean end: the pipeline's closing alerts journaled and published, the publisher and the journal
+closed.
 
 A monitor started again after a failure is told why (:class:`Restart`): once its publisher is
 bound, it publishes the system notice ``monitor_restarted`` on the table's bus, and again at
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import threading
 import time
 from dataclasses import dataclass
@@ -63,6 +65,7 @@ class MonitorStatus:
     """One answer of a table's actor. Ages in seconds, measured by the actor."""
 
     table: str
+    host: str  # the machine it runs on (its endpoints are bound there)
     pid: int
     state: MonitorState
     frames: int  # frames processed by this run
@@ -150,6 +153,7 @@ class TableMonitor:
         report = self._report
         return MonitorStatus(
             table=self.table,
+            host=socket.gethostname(),
             pid=os.getpid(),
             state=self._state,
             frames=stats.frames,
