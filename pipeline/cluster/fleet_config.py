@@ -129,9 +129,11 @@ class Fleet:
     settings: dict[str, Settings]
 
 
-def load_fleet(path: str | Path) -> Fleet:
+def load_fleet(path: str | Path, files: bool = True) -> Fleet:
     """Read, validate and resolve a fleet file: FleetError (one line) when it cannot be used,
-    including a table whose layout, source or settings file is missing or bad."""
+    including a table whose layout, source or settings file is missing or bad. ``files``
+    False: those files are not looked at and ``settings`` is empty (the proxy, which needs
+    only the endpoints, may run where they are not)."""
     path = Path(path)
     data = read_yaml(path, "a fleet file", FleetError, MAX_FLEET_BYTES)
     if not isinstance(data, dict):
@@ -145,10 +147,9 @@ def load_fleet(path: str | Path) -> Fleet:
     folder = path.resolve().parent
     tables = tuple(_resolved(table, folder) for table in parsed.tables)
     for number, table in enumerate(tables):
-        where = f"{path}: tables[{number}] ({table.table})"
-        _check_table(table, where)
+        _check_table(table, f"{path}: tables[{number}] ({table.table})", files)
     _check_unique(tables, path)
-    settings = {table.table: _settings_of(table, path) for table in tables}
+    settings = {table.table: _settings_of(table, path) for table in tables if files}
     return Fleet(path, parsed.ray, parsed.watchdog.build(), tables, settings)
 
 
@@ -194,8 +195,8 @@ def _is_live(source: str) -> bool:
     return source.isdigit() or "://" in source
 
 
-def _check_table(table: FleetTable, where: str) -> None:
-    """What one table gets wrong on its own: its name, endpoints, files and loop."""
+def _check_table(table: FleetTable, where: str, files: bool) -> None:
+    """What one table gets wrong on its own: its name, endpoints and (``files``) files."""
     try:
         check_table(table.table)
     except ValueError as exc:
@@ -207,10 +208,10 @@ def _check_table(table: FleetTable, where: str) -> None:
                 f"{where}: {key}: {endpoint!r} is not {form} with a fixed port from 1 to 65535 "
                 "(a restarted monitor must come back at the same address)"
             )
+    if not files:
+        return
     if not _is_live(table.source) and not Path(table.source).exists():
         raise FleetError(f"{where}: source: {table.source}: no such file or folder")
-    if table.loop and _is_live(table.source):
-        raise FleetError(f"{where}: loop: only a file or a folder can be looped")
     if table.config is not None and not table.config.is_file():
         raise FleetError(f"{where}: config: {table.config}: no such file")
     try:
@@ -250,10 +251,14 @@ def _port(endpoint: str) -> int | None:
 
 
 def _settings_of(table: FleetTable, path: Path) -> Settings:
+    where = f"{path}: tables ({table.table})"
     try:
-        return table_settings(table)
+        settings = table_settings(table)
     except ValueError as exc:
-        raise FleetError(f"{path}: tables ({table.table}): config: {exc}") from None
+        raise FleetError(f"{where}: config: {exc}") from None
+    if settings.source.loop and _is_live(table.source):
+        raise FleetError(f"{where}: loop: only a file or a folder can be looped, not a stream")
+    return settings
 
 
 def _error_line(err: ValidationError, source: str, data: dict) -> str:

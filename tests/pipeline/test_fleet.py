@@ -131,6 +131,18 @@ def test_loop_and_realtime_left_out_keep_the_tables_settings(tmp_path):
     assert (source.loop, source.realtime) == (True, False)
 
 
+def test_the_endpoints_alone_are_read_without_the_tables_files(tmp_path):
+    entry = table_entry("T1", source="gone.mp4", layout="gone.yaml", config="gone.yaml")
+    path = write_fleet(tmp_path, [entry])
+    with pytest.raises(FleetError):
+        load_fleet(path)
+    fleet = load_fleet(path, files=False)  # as the proxy reads it
+    assert [(t.table, t.publish, t.replay) for t in fleet.tables] == [
+        ("T1", entry["publish"], entry["replay"])
+    ]
+    assert fleet.settings == {}
+
+
 def bad_fleets(tmp_path: Path) -> dict[str, tuple[list[dict], dict, str]]:
     """name -> (tables, top-level keys, what the error line says)."""
     t1, t2 = table_entry("T1"), table_entry("T2")
@@ -157,6 +169,8 @@ def bad_fleets(tmp_path: Path) -> dict[str, tuple[list[dict], dict, str]]:
         "bad-layout": ([{**t1, "layout": "layout.yaml"}], {}, "layout.yaml: missing key"),
         "missing-source": ([{**t1, "source": "gone.mp4"}], {}, "source: "),
         "loop-a-stream": ([{**t1, "source": "rtsp://cam/1"}], {}, "only a file or a folder"),
+        "loop-in-config": ([{**t1, "source": "rtsp://cam/1", "loop": None, "config": "loop.yaml"}],
+                           {}, "loop: only a file or a folder"),
         "bad-name": ([{**t1, "table": "T 1"}], {}, "use letters, digits"),
         "bad-config": ([{**t1, "config": "odd.yaml"}], {}, "unknown key 'tracker.max_tile'"),
         "missing-config": ([{**t1, "config": "none.yaml"}], {}, "config: "),
@@ -171,6 +185,7 @@ def test_a_bad_fleet_file_is_one_line_naming_the_key(tmp_path, name):
     tables, top, expected = bad_fleets(tmp_path)[name]
     (tmp_path / "odd.yaml").write_text("tracker: {max_tile: 3}\n")
     (tmp_path / "layout.yaml").write_text("version: 1\nzoom: 2\n")
+    (tmp_path / "loop.yaml").write_text("source: {loop: true}\n")
     path = write_fleet(tmp_path, tables, **top)
     with pytest.raises(FleetError) as caught:
         load_fleet(path)
