@@ -8,7 +8,8 @@ PUB socket, multipart ``[topic, payload]``:
   "journal": ID}``;
 - ``sys.<table>``: a system notice ``{"schema": 1, "table": T, "notice": NAME, "message": ...,
   "wall_time": ..., "journal": ID}`` (``journal_unwritable``, ``journal_recovered``,
-  ``bus_restarted``; from the monitor, ``vision_degraded`` and ``vision_restored``). Notices
+  ``bus_restarted``; from the monitor, ``vision_degraded`` and ``vision_restored``; from a
+  monitor that ``paigow fleet`` started again, ``monitor_restarted``). Notices
   are best effort: not journaled, not replayed; an unwritable journal is repeated while it
   lasts.
 

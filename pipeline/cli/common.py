@@ -1,5 +1,6 @@
 """What several ``paigow`` commands share: exit statuses, the usage error, argument types, the
-settings options (``--config``, ``--set``) and the layout size check.
+settings options (``--config``, ``--set``), the layout size check and a clean stop on SIGINT or
+SIGTERM (:class:`StopOnSignals`).
 
 Imports nothing of the commands, nor of ``pipeline.cli`` itself, so any command may import it.
 """
@@ -7,9 +8,12 @@ Imports nothing of the commands, nor of ``pipeline.cli`` itself, so any command 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -87,3 +91,37 @@ def check_size(layout, size_wh: tuple[int, int] | None, prefix: str = "") -> Non
             f"{size_wh[0]}x{size_wh[1]}: zones may be off",
             file=sys.stderr,
         )
+
+
+class StopOnSignals:
+    """While entered in the main thread, SIGINT and SIGTERM set ``stop`` (a clean stop) and
+    the first one is kept in ``signal``; a second one raises KeyboardInterrupt (stop at once).
+    Entered in another thread it changes nothing. The handlers before are put back on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.signal: int | None = None
+        self._before: dict[int, Any] = {}
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.signal is not None:
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.stop.set()
+
+    def __enter__(self) -> StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._before[signum] = signal.signal(signum, self._on_signal)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler)
+
+    @property
+    def exit_status(self) -> int:
+        """130 after SIGINT (as a shell reports it), else 0."""
+        return EXIT_INTERRUPTED if self.signal == signal.SIGINT else 0

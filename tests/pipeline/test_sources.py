@@ -6,6 +6,7 @@ that moves 3 px a frame (so frames differ). Every wait is bounded by WAIT_S.
 """
 
 import http.server
+import itertools
 import random
 import socket
 import threading
@@ -268,6 +269,57 @@ def test_close_from_another_thread_ends_a_paced_file(clips):
     started = time.monotonic()
     items = list(source)
     assert time.monotonic() - started < 1.0 and len(items) < N_FRAMES
+
+
+# --- looping (a recording standing in for a camera) -----------------------------------------
+
+
+def first_items(source, count: int) -> list[Frame | Gap]:
+    with source:
+        return list(itertools.islice(source, count))
+
+
+@pytest.mark.parametrize("kind", ["mp4", "ts"])
+def test_a_looped_file_starts_again_with_index_and_time_going_on(clips, kind):
+    whole = frames_of(read_all(open_source(str(clips[kind]))))
+    source = open_source(str(clips[kind]), loop=True)
+    items = first_items(source, 2 * N_FRAMES + 25)
+    assert not gaps_of(items) and source.loops == 2
+    assert [f.index for f in items] == list(range(2 * N_FRAMES + 25))
+    assert [f.time_s for f in items] == pytest.approx([i / FPS for i in range(len(items))])
+    for frame in items[N_FRAMES - 2 : N_FRAMES + 2] + items[-2:]:  # across the seams
+        assert np.array_equal(frame.image, whole[frame.index % N_FRAMES].image)
+
+
+def test_a_looped_file_at_a_stride_keeps_its_multiples_across_the_seam(clips):
+    items = first_items(open_source(str(clips["mp4"]), loop=True, keep_every=4), 20)
+    assert [f.index for f in items] == list(range(0, 80, 4))  # 50 frames: the seam at 52
+
+
+def test_a_looped_folder_starts_again_with_its_gaps_in_each_pass(tmp_path):
+    folder = write_images(tmp_path / "shots", 6, unreadable=range(3, 5))
+    source = open_source(str(folder), fps=10, loop=True, min_gap_s=0.05)
+    items = first_items(source, 10)
+    assert [(type(i).__name__, i.index) for i in items] == [
+        ("Frame", 0), ("Frame", 1), ("Frame", 2), ("Gap", 3), ("Frame", 5),
+        ("Frame", 6), ("Frame", 7), ("Frame", 8), ("Gap", 9), ("Frame", 11),
+    ]  # fmt: skip
+    assert gaps_of(items)[1] == Gap(9, pytest.approx(0.9), pytest.approx(1.1), "unreadable images")
+    assert [int(f.image[0, 0, 0]) for f in frames_of(items)][3:6] == [5, 0, 1]
+    assert source.loops == 1
+
+
+def test_a_looped_file_closed_from_another_thread_ends(clips):
+    source = open_source(str(clips["mp4"]), loop=True, realtime=True)
+    threading.Timer(0.3, source.close).start()
+    items = list(source)  # would never end otherwise
+    assert 0 < len(items) < N_FRAMES
+
+
+def test_a_live_source_refuses_to_loop():
+    with pytest.raises(SourceError) as exc:
+        open_source("rtsp://127.0.0.1:9/cam", loop=True)
+    assert "only a file or a folder can be looped" in one_line(exc)
 
 
 def one_line(exc: pytest.ExceptionInfo) -> str:

@@ -34,7 +34,10 @@ SOURCE is one of:
 
 Bad input raises :class:`SourceError` (a ValueError) with one line: a missing file, a file that
 is not a video, an unreachable stream (after its open timeout), an empty folder. With
-``realtime=True`` files and folders are paced at their frame rate, as a camera would give them.
+``realtime=True`` files and folders are paced at their frame rate, as a camera would give them;
+with ``loop=True`` they start again at their end, their times and indices going on growing (a
+recording standing in for a camera: the pipeline never sees time go back); a live source refuses
+``loop``.
 A source is a context manager; :meth:`close` may be called from any thread and ends an iteration
 in progress at its next item (a live read in progress within ``read_timeout_s``).
 
@@ -66,21 +69,26 @@ def open_source(spec: str, config: SourceConfig | None = None, **settings) -> So
     cfg = replace(config or SourceConfig(), **settings)
     _check_config(cfg)
     cfg = replace(cfg, camera_id=cfg.camera_id or spec)
-    if spec.isdigit():
-        return CameraSource(int(spec), cfg)
-    if "://" in spec:
-        scheme = spec.split("://", 1)[0].lower()
-        if scheme not in STREAM_SCHEMES:
-            raise SourceError(
-                f"{spec}: unsupported scheme {scheme!r} ({', '.join(STREAM_SCHEMES)})"
-            )
-        return StreamSource(spec, cfg)
+    if spec.isdigit() or "://" in spec:
+        return _live(spec, cfg)
     path = Path(spec)
     if path.is_dir():
         return ImageFolderSource(path, cfg)
     if path.is_file():
         return VideoFileSource(path, cfg)
     raise SourceError(f"{spec}: no such file or folder (nor a camera index or stream URL)")
+
+
+def _live(spec: str, cfg: SourceConfig) -> Source:
+    """A camera (an index) or a stream (a URL)."""
+    if cfg.loop:
+        raise SourceError(f"{spec}: only a file or a folder can be looped, not a live source")
+    if spec.isdigit():
+        return CameraSource(int(spec), cfg)
+    scheme = spec.split("://", 1)[0].lower()
+    if scheme not in STREAM_SCHEMES:
+        raise SourceError(f"{spec}: unsupported scheme {scheme!r} ({', '.join(STREAM_SCHEMES)})")
+    return StreamSource(spec, cfg)
 
 
 def _check_config(cfg: SourceConfig) -> None:

@@ -54,6 +54,8 @@ class SourceConfig:
     # this (a review at a stride); of the others a file decodes only those other pictures
     # refer to, and converts none, a folder reads none: several times cheaper than dropping
     # them downstream
+    loop: bool = False  # files and folders: start again at the end, times and indices going
+    # on (a recording standing in for a camera, in tests and benches); streams refuse it
     skip_unreferenced: bool = True  # with keep_every > 1, a file's pictures between kept ones
     # that no other picture refers to are not decoded (False: decode every picture)
 

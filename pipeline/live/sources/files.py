@@ -1,5 +1,6 @@
 """A video file through PyAV (:class:`VideoFileSource`): frame times from its timestamps,
-unreadable stretches and a truncated end as gaps, pictures between kept ones not decoded."""
+unreadable stretches and a truncated end as gaps, pictures between kept ones not decoded;
+looped (``loop``), the file starts again at its end with times and indices going on."""
 
 from __future__ import annotations
 
@@ -32,24 +33,37 @@ class VideoFileSource(_Source):
         self.size_wh = (width, height) if width and height else None
         self.duration_s = _stated_duration_s(self._container, stream)
         self.decoded = 0  # pictures decoded so far (with keep_every, fewer than in the file)
+        self.loops = 0  # times the file started again at its start (``loop``)
 
     def _items(self) -> Iterator[Frame | Gap]:
+        timeline = _Timeline(self.fps, self.config.min_gap_s)
+        offset = 0  # frame slots before this pass: the passes before it, when looped
+        while True:
+            given = yield from self._pass(timeline, offset)
+            if not (self.config.loop and given):  # a pass without a frame is not repeated
+                return
+            offset = max(timeline.next_index, offset + round((self.duration_s or 0) * self.fps))
+            self._container.seek(0)  # also flushes the decoder
+            self.loops += 1
+
+    def _pass(self, timeline: _Timeline, offset: int) -> Iterator[Frame | Gap]:
+        """The file once, its times ``offset`` frame slots on; returns the frames given."""
         stream = self._stream
         start = stream.start_time or 0
         decoder = _Decoder(self._container, stream, retry_demux=True)
         every = self.config.keep_every
-        timeline = _Timeline(self.fps, self.config.min_gap_s)
+        offset_s = offset / self.fps
 
-        def wanted(pts: int) -> bool:  # a picture at a multiple of keep_every
-            return round(float((pts - start) * stream.time_base) * self.fps) % every == 0
+        def slot(pts: int) -> int:
+            return round(float((pts - start) * stream.time_base) * self.fps) + offset
 
-        seen_errors = 0
+        seen_errors, given = 0, 0
         skipping = every > 1 and self.config.skip_unreferenced
-        for picture in decoder.frames(wanted if skipping else None):
+        for picture in decoder.frames((lambda pts: slot(pts) % every == 0) if skipping else None):
             if picture is None:
                 continue
             self.decoded += 1
-            time_s = float((picture.pts - start) * stream.time_base)
+            time_s = float((picture.pts - start) * stream.time_base) + offset_s
             reason = _file_reason(decoder, seen_errors, "frames missing from the file")
             placed = timeline.place(time_s, reason)
             if placed is None:
@@ -60,12 +74,15 @@ class VideoFileSource(_Source):
                 yield gap
             if index % every == 0:
                 image = picture.to_ndarray(format="bgr24")
+                given += 1
                 yield Frame(self.config.camera_id, index, time_s, image)
         end_s = self.duration_s
-        end_reason = f"no readable video after {timeline.expected_s:.2f} s of the {end_s} s stated"
-        gap = timeline.gap_until(end_s, f"{end_reason} (truncated or damaged file)")
+        end_reason = f"no readable video after {timeline.expected_s - offset_s:.2f} s"
+        end_reason += f" of the {end_s} s stated (truncated or damaged file)"
+        gap = timeline.gap_until(None if end_s is None else end_s + offset_s, end_reason)
         if gap is not None:
             yield gap
+        return given
 
     def _release(self) -> None:
         self._container.close()

@@ -1,5 +1,6 @@
 """An image folder (:class:`ImageFolderSource`): its images in natural name order at a frame
-rate; unreadable and incomplete images (still being written, or cut short) as gaps."""
+rate; unreadable and incomplete images (still being written, or cut short) as gaps; looped
+(``loop``), the first image again after the last, times and indices going on."""
 
 from __future__ import annotations
 
@@ -37,17 +38,29 @@ class ImageFolderSource(_Source):
         if not self._paths:
             raise SourceError(f"{folder}: no images in the folder ({' '.join(IMAGE_SUFFIXES)})")
         self.incomplete: list[Path] = []
+        self.loops = 0  # times the folder started again at its first image (``loop``)
         first = _read_image(self._paths[0]) if _is_complete(self._paths[0]) else None
         self.size_wh = None if first is None else (first.shape[1], first.shape[0])
 
     def _items(self) -> Iterator[Frame | Gap]:
         timeline = _Timeline(self.fps, self.config.min_gap_s, self.config.keep_every)
-        incomplete = 0  # since the last frame
-        for number, path in enumerate(self._paths):
+        offset = 0  # images before this pass: the passes before it, when looped
+        while True:
+            given = yield from self._pass(timeline, offset)
+            if not (self.config.loop and given):  # a pass without a frame is not repeated
+                return
+            offset += len(self._paths)
+            self.loops += 1
+
+    def _pass(self, timeline: _Timeline, offset: int) -> Iterator[Frame | Gap]:
+        """The images once, numbered from ``offset``; returns the frames given."""
+        incomplete, given = 0, 0  # incomplete: since the last frame
+        for number, path in enumerate(self._paths, start=offset):
             if number % self.config.keep_every:  # not read at all
                 continue
             if not _is_complete(path):
-                self.incomplete.append(path)
+                if not offset:  # listed once, not again on every pass
+                    self.incomplete.append(path)
                 incomplete += 1
                 continue
             image = _read_image(path)
@@ -57,11 +70,13 @@ class ImageFolderSource(_Source):
             gap = timeline.gap_until(time_s, _folder_reason(incomplete))
             if gap is not None:
                 yield gap
-            incomplete = 0
+            incomplete, given = 0, given + 1
             yield Frame(self.config.camera_id, timeline.advance(time_s), time_s, image)
-        gap = timeline.gap_until(len(self._paths) / self.fps, _folder_reason(incomplete))
+        end_s = (offset + len(self._paths)) / self.fps
+        gap = timeline.gap_until(end_s, _folder_reason(incomplete))
         if gap is not None:
             yield gap
+        return given
 
     def _release(self) -> None:
         """Nothing held between images."""
