@@ -84,13 +84,11 @@ def settings_of(
 
 def check_size(layout, size_wh: tuple[int, int] | None, prefix: str = "") -> None:
     """Warn on stderr when the layout was drawn for frames of another size than the source's."""
-    if layout.image_size_wh and size_wh and tuple(layout.image_size_wh) != tuple(size_wh):
-        w, h = layout.image_size_wh
-        print(
-            f"{prefix}warning: the layout is for {w}x{h} frames, the video is "
-            f"{size_wh[0]}x{size_wh[1]}: zones may be off",
-            file=sys.stderr,
-        )
+    from pipeline.live.run import size_warning
+
+    warning = size_warning(layout, size_wh)
+    if warning:
+        print(f"{prefix}{warning}", file=sys.stderr)
 
 
 class StopOnSignals:

@@ -35,23 +35,20 @@ import argparse
 import signal
 import sys
 import threading
-from contextlib import ExitStack
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli.common import (
     EXIT_INTERRUPTED,
+    StopOnSignals,
     UsageError,
     add_settings_options,
-    check_size,
     positive,
     settings_of,
 )
 
 if TYPE_CHECKING:
-    from pipeline.live.metrics import MonitorMetrics
     from pipeline.settings import Settings
 
 FLAGS = {
@@ -156,34 +153,6 @@ def _note(text: str) -> None:
     print(f"paigow monitor: {text}", file=sys.stderr, flush=True)
 
 
-class StopOnSignals:
-    """While entered (in the main thread), SIGINT and SIGTERM set ``stop`` and are remembered
-    in ``signal``; a second one raises KeyboardInterrupt. Elsewhere it does nothing."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self, stop: threading.Event) -> None:
-        self.stop = stop
-        self.signal: int | None = None
-        self._previous: dict[int, object] = {}
-
-    def _caught(self, signum: int, frame: FrameType | None) -> None:
-        if self.signal is not None:
-            raise KeyboardInterrupt
-        self.signal = signum
-        self.stop.set()
-
-    def __enter__(self) -> StopOnSignals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._caught)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
-
-
 def cmd_monitor(args: argparse.Namespace) -> int:
     settings = settings_of(args, FLAGS)
     for key, option in (("table", "--table T"), ("layout", "--layout L")):
@@ -200,61 +169,6 @@ def cmd_monitor(args: argparse.Namespace) -> int:
 
 
 def _monitor(source_text: str, settings: Settings, stop: threading.Event):
-    from pipeline.bus import AlertStore
-    from pipeline.evidence import Snapshots
-    from pipeline.layout import load_layout
-    from pipeline.live.metrics import MonitorMetrics
-    from pipeline.live.monitor import ConsoleReport, Monitor
-    from pipeline.live.sources import open_source
-    from pipeline.runner import TablePipeline
+    from pipeline.live.run import run_monitor
 
-    layout = load_layout(settings.layout)
-    table, journal = settings.table, settings.journal
-    config = settings.monitor.build()
-    metrics = MonitorMetrics(table, settings.metrics.build())
-    with ExitStack() as stack:
-        served = _serve(metrics, stack)  # first: a bad address fails before anything slow
-        source = stack.enter_context(
-            open_source(source_text, settings.source.build(camera_id=table))
-        )
-        check_size(layout, source.size_wh, prefix="paigow monitor: ")
-        store = stack.enter_context(AlertStore(journal.path, journal.spill, journal.build()))
-        publisher = stack.enter_context(_publisher(settings, store))
-        state = f"id {store.id}" if store.journal else f"not open yet: {store.failure}"
-        _note(
-            f"table {table}: {source_text} ({_shape(source)}) -> journal {journal.path} "
-            f"({state}), alerts on {publisher.pub_endpoint}, replay {publisher.replay_endpoint}"
-            + served
-        )
-        pipeline = TablePipeline(table, layout, settings.pipeline_config(layout.chung_box))
-        folder = journal.snapshots or journal.path.parent
-        snapshots = Snapshots(folder, layout, settings.snapshots.build())
-        timed = metrics.timed(pipeline)
-        monitor = Monitor(source, timed, publisher, config, ConsoleReport(config), snapshots)
-        metrics.attach(monitor, store)
-        return monitor.run(stop)
-
-
-def _serve(metrics: MonitorMetrics, stack: ExitStack) -> str:
-    """Serve ``metrics`` if an endpoint is set, until the stack closes; what the start line
-    says of it ("" when off)."""
-    from pipeline.live.metrics import MetricsServer
-
-    if metrics.config.endpoint is None:
-        return ""
-    server = stack.enter_context(MetricsServer(metrics))
-    return f", metrics on {server.url}/metrics"
-
-
-def _publisher(settings: Settings, store):
-    from pipeline.bus import AlertPublisher
-    from pipeline.bus.keys import server_curve
-
-    keys = settings.bus.keys
-    curve = server_curve(keys) if keys else None
-    return AlertPublisher(store, settings.table, settings.bus.build(), curve)
-
-
-def _shape(source) -> str:
-    size = "x".join(map(str, source.size_wh)) if source.size_wh else "size unknown"
-    return f"{size} at {source.fps:g} fps, {'live' if source.live else 'every frame'}"
+    return run_monitor(source_text, settings, stop)

@@ -164,7 +164,8 @@ def table_settings(table: FleetTable) -> Settings:
     }
     source = {key: getattr(table, key) for key in ("loop", "realtime")}
     overrides["source"] = {key: value for key, value in source.items() if value is not None}
-    # The metrics endpoint goes here as its setting once the monitor serves metrics.
+    if table.metrics is not None:
+        overrides["metrics"] = {"endpoint": table.metrics}
     settings = load_settings(table.config, overrides)
     journal, bus = settings.journal, settings.bus
     files = {

@@ -3,7 +3,9 @@ actor of ``paigow fleet`` runs in a thread of its own.
 
 :func:`run_monitor` opens SOURCE (``settings.source``), the alert store (``settings.journal``:
 the journal and its spill), the publisher (``settings.bus``), the table's pipeline (the layout
-and every stage's settings) and the evidence snapshots, runs
+and every stage's settings), the evidence snapshots and, when ``metrics.endpoint`` is set, the
+Prometheus and health endpoints (:mod:`pipeline.live.metrics`; bound first, so a bad address
+fails before anything slow), runs
 :class:`~pipeline.live.monitor.Monitor` until the source ends or ``stop`` is set, and closes them
 in reverse order: the pipeline's closing alerts are journaled and published before the
 publisher and the journal close. ``started`` is called once everything is open, before the
@@ -28,6 +30,7 @@ from pipeline.live.monitor import ConsoleReport, Monitor, MonitorStats
 if TYPE_CHECKING:
     from pipeline.bus import AlertPublisher, AlertStore
     from pipeline.layout import Layout
+    from pipeline.live.metrics import MonitorMetrics
     from pipeline.live.sources import Source
     from pipeline.settings import Settings
 
@@ -53,6 +56,7 @@ def run_monitor(
     from pipeline.bus import AlertStore
     from pipeline.evidence import Snapshots
     from pipeline.layout import load_layout
+    from pipeline.live.metrics import MonitorMetrics
     from pipeline.live.sources import open_source
     from pipeline.runner import TablePipeline
 
@@ -61,7 +65,9 @@ def run_monitor(
     layout = load_layout(settings.layout)
     table, journal = settings.table, settings.journal
     config = settings.monitor.build()
+    metrics = MonitorMetrics(table, settings.metrics.build())
     with ExitStack() as stack:
+        served = _serve(metrics, stack)  # first: a bad address fails before anything slow
         source = stack.enter_context(
             open_source(source_text, settings.source.build(camera_id=table))
         )
@@ -70,15 +76,30 @@ def run_monitor(
             _note(warning)
         store = stack.enter_context(AlertStore(journal.path, journal.spill, journal.build()))
         publisher = stack.enter_context(_publisher(settings, store))
-        _note(f"table {table}: {source_text} ({_shape(source)}) -> {_outputs(store, publisher)}")
+        _note(
+            f"table {table}: {source_text} ({_shape(source)}) -> {_outputs(store, publisher)}"
+            + served
+        )
         pipeline = TablePipeline(table, layout, settings.pipeline_config(layout.chung_box))
         folder = journal.snapshots or journal.path.parent
         snapshots = Snapshots(folder, layout, settings.snapshots.build())
         report = report or ConsoleReport(config)
-        monitor = Monitor(source, pipeline, publisher, config, report, snapshots)
+        monitor = Monitor(source, metrics.timed(pipeline), publisher, config, report, snapshots)
+        metrics.attach(monitor, store)
         if started is not None:
             started(monitor, publisher)
         return monitor.run(stop)
+
+
+def _serve(metrics: MonitorMetrics, stack: ExitStack) -> str:
+    """Serve ``metrics`` if an endpoint is set, until the stack closes; what the start line
+    says of it ("" when off)."""
+    from pipeline.live.metrics import MetricsServer
+
+    if metrics.config.endpoint is None:
+        return ""
+    server = stack.enter_context(MetricsServer(metrics))
+    return f", metrics on {server.url}/metrics"
 
 
 def size_warning(layout: Layout, size_wh: tuple[int, int] | None) -> str | None:

@@ -104,6 +104,7 @@ def test_the_example_fleet_file_is_valid_and_its_paths_are_from_its_folder():
     assert first.source == str(EXAMPLE.parent / "demo_round" / "clip.mp4")
     assert first.layout == DEFAULT_LAYOUT and first.journal == ROOT / "runs" / "fleet" / "T1.db"
     assert first.metrics_url == "http://127.0.0.1:9101/metrics"
+    assert fleet.settings["T1"].metrics.endpoint == "127.0.0.1:9101"  # the monitor serves it
     t2 = fleet.settings["T2"]  # its settings file, the fleet's keys over it
     assert (t2.table, t2.layout, t2.journal.path) == ("T2", DEFAULT_LAYOUT, fleet.tables[1].journal)
     assert (t2.bus.pub_endpoint, t2.bus.replay_endpoint) == (
