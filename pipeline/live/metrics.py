@@ -134,11 +134,20 @@ class MonitorMetrics:
             registry=self.registry,
             buckets=SECONDS_BUCKETS,
         ).labels(table)
+        self._latency_s = Histogram(
+            "paigow_alert_latency_seconds",
+            "Wall seconds from the arrival of the frame that raised an alert to the alert's "
+            "publication (queue wait, pipeline, snapshot, journal, bus)",
+            ["table"],
+            registry=self.registry,
+            buckets=SECONDS_BUCKETS,
+        ).labels(table)
         self.registry.register(self)  # collect(): what is read at scrape time
 
     def attach(self, monitor: Monitor, store: Pending | None = None) -> None:
         """Serve ``monitor``'s figures (and the spill of ``store``) from now on."""
         self._monitor, self._store = monitor, store
+        monitor.on_latency = self._latency_s.observe
 
     def timed(self, pipeline: FramePipeline) -> FramePipeline:
         """``pipeline`` with each ``process`` call timed into the histograms."""

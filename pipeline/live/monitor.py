@@ -22,7 +22,8 @@ folder the reader waits instead, so every frame is processed. Gaps are never dro
 What the metrics and health endpoints read (:mod:`pipeline.live.metrics`, from their own
 thread): the counters in :class:`MonitorStats` (with the frames the reader took in and the
 alerts by kind and state), ``loop_state``, and the monotonic times of the loop's last turn and
-the reader's last frame.
+the reader's last frame; ``on_latency`` is told, for each alert a frame raised, the seconds
+from that frame's arrival from the source to the alert's publication.
 
 Stopping: set the ``stop`` event (the CLI does on SIGINT/SIGTERM): reading stops, queued frames
 are discarded, ``pipeline.finish()`` runs and its alerts are emitted, and ``run`` returns. The end
@@ -35,6 +36,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO
 
@@ -263,6 +265,9 @@ class Monitor:
         self.loop_state: LoopState = "not started"
         self.last_tick_at: float | None = None  # time.monotonic() of the loop's last turn
         self.last_frame_at: float | None = None  # time.monotonic() the reader last took a frame
+        self.on_latency: Callable[[float], None] | None = None
+        self._arrivals: deque[tuple[int, float]] = deque()  # (frame index, arrival), in order
+        self._arrived_at: float | None = None  # arrival of the frame being processed
 
     def run(self, stop: threading.Event | None = None) -> MonitorStats:
         """Process until the source ends or ``stop`` is set; then finish the pipeline and emit
@@ -301,6 +306,7 @@ class Monitor:
                 if isinstance(item, Frame):
                     self.stats.frames_in += 1
                     self.last_frame_at = time.monotonic()
+                    self._arrivals.append((item.index, self.last_frame_at))
                 queue.put(item)
         except BaseException as exc:  # handed to run(), which raises it in the caller's thread
             self._reader_failure = exc
@@ -324,6 +330,7 @@ class Monitor:
     def _handle(self, item: Item) -> None:
         match item:
             case Frame(time_s=time_s):
+                self._arrived_at = self._arrival(item.index)
                 try:
                     result = self.pipeline.process(item)
                 except ValueError as exc:  # a frame it cannot use never stops the monitor
@@ -345,7 +352,7 @@ class Monitor:
         if result.state is not None:
             self.stats.phase = str(result.state.phase)
         self._announce(result.events)
-        self._emit(result.alerts)
+        self._emit(result.alerts, self._arrived_at if isinstance(item, Frame) else None)
 
     def _announce(self, events: list) -> None:
         """The table's vision degrading or recovering, as a notice on the bus."""
@@ -368,11 +375,21 @@ class Monitor:
             self._unusable_why = str(exc)
             print(f"frame {frame.index} skipped: {exc}", file=sys.stderr, flush=True)
 
-    def _emit(self, alerts: list[Alert]) -> None:
+    def _arrival(self, index: int) -> float | None:
+        """When frame ``index`` came from the source; older entries (dropped frames) go."""
+        arrived = None
+        while self._arrivals and self._arrivals[0][0] <= index:
+            seen, at = self._arrivals.popleft()
+            arrived = at if seen == index else arrived
+        return arrived
+
+    def _emit(self, alerts: list[Alert], arrived_at: float | None = None) -> None:
         for alert in alerts:
             if self.snapshots is not None:
                 alert = self.snapshots.snapshot(alert)  # the file its evidence names, first
             stored = self.sink.emit(alert)
+            if arrived_at is not None and self.on_latency is not None:
+                self.on_latency(time.monotonic() - arrived_at)
             self.stats.alerts += 1
             key = (alert.kind, str(alert.state))
             self.stats.alerts_by[key] = self.stats.alerts_by.get(key, 0) + 1

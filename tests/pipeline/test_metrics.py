@@ -127,10 +127,23 @@ def test_the_metrics_text_parses_and_counts_what_the_monitor_counted(served):
     assert value(samples, "paigow_alerts_total", kind="camera_lost", state="close") == 2
     alerts = [v for (name, _), v in samples.items() if name == "paigow_alerts_total"]
     assert sum(alerts) == stats.alerts == 3
+    # one of them was raised by a frame (the close after the gap): its latency is measured
+    assert value(samples, "paigow_alert_latency_seconds_count") == 1
     assert value(samples, "paigow_journal_lag_alerts") == Spilling.pending
     (info,) = [dict(labels) for name, labels in samples if name == "paigow_monitor_info"]
     assert (info["table"], info["source"]) == ("T1", "file") and info["version"]
     assert 0 <= value(samples, "paigow_last_frame_age_seconds") < WAIT_S
+
+
+def test_an_alerts_latency_runs_from_its_frames_arrival_to_its_publication(served):
+    metrics, url = served
+    pipeline = StubPipeline(process_s=0.05)  # the frame raising the alert takes 50 ms
+    monitor = Monitor(FakeSource(fakes.stopping_stream(), live=False), pipeline, ListSink())
+    metrics.attach(monitor)
+    fakes.run_monitor(monitor)
+    samples = scrape(url)
+    assert value(samples, "paigow_alert_latency_seconds_count") == 1
+    assert value(samples, "paigow_alert_latency_seconds_sum") >= pipeline.process_s
 
 
 def test_frames_read_are_processed_or_dropped_under_overload(served):
