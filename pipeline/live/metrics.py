@@ -42,7 +42,13 @@ from importlib import metadata
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Histogram,
+    ProcessCollector,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily
 
 from pipeline.live.monitor import MonitorStats
@@ -143,6 +149,8 @@ class MonitorMetrics:
             buckets=SECONDS_BUCKETS,
         ).labels(table)
         self.registry.register(self)  # collect(): what is read at scrape time
+        # the process's CPU seconds and memory (process_*: in a fleet, each monitor's own)
+        ProcessCollector(registry=self.registry)
 
     def attach(self, monitor: Monitor, store: Pending | None = None) -> None:
         """Serve ``monitor``'s figures (and the spill of ``store``) from now on."""

@@ -273,8 +273,9 @@ def test_two_monitors_in_one_process_keep_their_metrics_apart():
             fakes.run_monitor(monitor)
         for url, table in ((first.url, "T1"), (second.url, "T2")):
             samples = scrape(url)
-            tables = {dict(labels).get("table") for _, labels in samples}
+            tables = {dict(labels).get("table") for name, labels in samples if "paigow" in name}
             assert tables == {table}
+            assert samples[("process_cpu_seconds_total", frozenset())] > 0  # this process's
             key = ("paigow_frames_processed_total", frozenset({("table", table)}))
             assert samples[key] == counts[table]
     default = prometheus_client.generate_latest(prometheus_client.REGISTRY).decode()
