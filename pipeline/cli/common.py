@@ -1,5 +1,6 @@
 """What several ``paigow`` commands share: exit statuses, the usage error, argument types, the
-settings options (``--config``, ``--set``) and the layout size check.
+settings options (``--config``, ``--set``), the layout size check and the signals that stop a
+long-running command.
 
 Imports nothing of the commands, nor of ``pipeline.cli`` itself, so any command may import it.
 """
@@ -7,9 +8,12 @@ Imports nothing of the commands, nor of ``pipeline.cli`` itself, so any command 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -87,3 +91,31 @@ def check_size(layout, size_wh: tuple[int, int] | None, prefix: str = "") -> Non
             f"{size_wh[0]}x{size_wh[1]}: zones may be off",
             file=sys.stderr,
         )
+
+
+class StopOnSignals:
+    """While entered (in the main thread), SIGINT and SIGTERM set ``stop`` and are remembered
+    in ``signal``; a second one raises KeyboardInterrupt. Elsewhere it does nothing."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+        self.signal: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def _caught(self, signum: int, frame: FrameType | None) -> None:
+        if self.signal is not None:
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.stop.set()
+
+    def __enter__(self) -> StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for signum in self.SIGNALS:
+                self._previous[signum] = signal.signal(signum, self._caught)
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        for signum, handler in self._previous.items():
+            signal.signal(signum, handler)  # type: ignore[arg-type]

@@ -32,12 +32,12 @@ import sys
 import threading
 from contextlib import ExitStack
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli.common import (
     EXIT_INTERRUPTED,
+    StopOnSignals,
     UsageError,
     add_settings_options,
     check_size,
@@ -142,34 +142,6 @@ def _add_input_options(p: argparse.ArgumentParser) -> None:
 
 def _note(text: str) -> None:
     print(f"paigow monitor: {text}", file=sys.stderr, flush=True)
-
-
-class StopOnSignals:
-    """While entered (in the main thread), SIGINT and SIGTERM set ``stop`` and are remembered
-    in ``signal``; a second one raises KeyboardInterrupt. Elsewhere it does nothing."""
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self, stop: threading.Event) -> None:
-        self.stop = stop
-        self.signal: int | None = None
-        self._previous: dict[int, object] = {}
-
-    def _caught(self, signum: int, frame: FrameType | None) -> None:
-        if self.signal is not None:
-            raise KeyboardInterrupt
-        self.signal = signum
-        self.stop.set()
-
-    def __enter__(self) -> StopOnSignals:
-        if threading.current_thread() is threading.main_thread():
-            for signum in self.SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._caught)
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        for signum, handler in self._previous.items():
-            signal.signal(signum, handler)  # type: ignore[arg-type]
 
 
 def cmd_monitor(args: argparse.Namespace) -> int:
