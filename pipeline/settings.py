@@ -26,10 +26,19 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ValidationError, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    Field,
+    ValidationError,
+    field_validator,
+)
 
+from pipeline.bus.proxy import PROXY_KEY, ProxyConfig
 from pipeline.bus.publisher import PublisherConfig
 from pipeline.bus.store import StoreConfig
+from pipeline.bus.wire import check_table
 from pipeline.evidence import SnapshotConfig
 from pipeline.layout import read_yaml
 from pipeline.live.health import HealthConfig
@@ -62,12 +71,40 @@ def _path(value: Any) -> Any:
 FilePath = Annotated[Path, BeforeValidator(_path)]
 
 
+def _endpoint(value: str) -> str:
+    if "://" not in value or any(c.isspace() for c in value):
+        raise ValueError(f"{value!r} is no ZeroMQ endpoint (such as tcp://10.0.0.11:5556)")
+    return value
+
+
+Endpoint = Annotated[str, AfterValidator(_endpoint)]
+TableName = Annotated[str, AfterValidator(check_table)]
+
+
 class SettingsError(ValueError):
     """Settings that cannot be used; the message is one line naming the file and the key."""
 
 
 class _BusFiles(Section):
     keys: FilePath | None = None  # the CURVE keys folder (paigow keys); None: no encryption
+
+
+class TableEndpoints(Strict):
+    """Where the proxy finds one table's publisher: its monitor's ``bus`` endpoints."""
+
+    publish: Endpoint  # the table's PUB endpoint (bus.pub_endpoint of its monitor)
+    replay: Endpoint  # its replay endpoint (bus.replay_endpoint)
+
+
+class _ProxyFiles(Section):
+    keys: FilePath | None = None  # the CURVE keys folder; None: no encryption
+    key_name: str = PROXY_KEY  # the proxy's own keypair in it, on every table's allow-list
+    tables: dict[TableName, TableEndpoints] = Field(default_factory=dict)  # table -> its
+    # publisher's endpoints
+
+    def table_map(self) -> dict[str, tuple[str, str]]:
+        """Table -> (PUB endpoint, replay endpoint), as :class:`RoomProxy` takes them."""
+        return {table: (ends.publish, ends.replay) for table, ends in self.tables.items()}
 
 
 class _JournalFiles(Section):
@@ -107,6 +144,17 @@ MonitorSection = section(
 )
 MetricsSection = section(MetricsConfig, base=_MetricsChecks, positive=("stall_s",))
 BusSection = section(PublisherConfig, base=_BusFiles)
+ProxySection = section(
+    ProxyConfig,
+    base=_ProxyFiles,
+    positive=(
+        "request_timeout_s",
+        "max_pending",
+        "table_in_flight",
+        "max_replay_limit",
+        "replay_hwm",
+    ),
+)
 JournalSection = section(StoreConfig, base=_JournalFiles, positive=("retry_first_s", "retry_max_s"))
 ReviewSection = section(
     ReviewConfig,
@@ -146,6 +194,7 @@ class Settings(Strict):
     metrics: Nested[MetricsSection] = MetricsSection()
     bus: Nested[BusSection] = BusSection()
     journal: Nested[JournalSection] = JournalSection()
+    proxy: Nested[ProxySection] = ProxySection()
     review: Nested[ReviewSection] = ReviewSection()
 
     def pipeline_config(self, chung_box: int) -> PipelineConfig:

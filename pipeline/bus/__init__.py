@@ -7,7 +7,9 @@
 - :mod:`pipeline.bus.publisher`: :class:`AlertPublisher`, journal first, then PUB, heartbeats,
   system notices and the replay endpoint;
 - :mod:`pipeline.bus.subscriber`: :class:`AlertSubscriber`, every alert once and in order;
-- :mod:`pipeline.bus.keys`: CURVE keypairs and the subscribers' allow-list.
+- :mod:`pipeline.bus.keys`: CURVE keypairs and the subscribers' allow-list;
+- :mod:`pipeline.bus.proxy`: :class:`RoomProxy`, one publish and one replay address for many
+  tables' publishers (its replay router: :mod:`pipeline.bus.router`).
 
 The names below are loaded on first use, so that importing :mod:`pipeline.bus.endpoints` (the
 command line does, to build its parsers) loads neither ``zmq`` nor the journal.
@@ -19,6 +21,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pipeline.bus.proxy import ProxyConfig, ProxyCurve, RoomProxy, run_proxy
     from pipeline.bus.publisher import AlertPublisher, PublisherConfig
     from pipeline.bus.store import AlertStore
     from pipeline.bus.subscriber import (
@@ -38,10 +41,14 @@ _HOMES = {
     "BusWarning": "subscriber",
     "JournalChanged": "subscriber",
     "Notice": "wire",
+    "ProxyConfig": "proxy",
+    "ProxyCurve": "proxy",
     "PublisherBack": "subscriber",
     "PublisherConfig": "publisher",
     "PublisherSilent": "subscriber",
+    "RoomProxy": "proxy",
     "SubscriberConfig": "subscriber",
+    "run_proxy": "proxy",
 }
 """Each public name -> the module of this package that defines it."""
 
@@ -52,10 +59,14 @@ __all__ = [
     "BusWarning",
     "JournalChanged",
     "Notice",
+    "ProxyConfig",
+    "ProxyCurve",
     "PublisherBack",
     "PublisherConfig",
     "PublisherSilent",
+    "RoomProxy",
     "SubscriberConfig",
+    "run_proxy",
 ]
 
 
