@@ -24,7 +24,8 @@ CONFINED = {
     "onnxruntime": ("vision/onnx", "scripts/quantize"),
     "sqlite3": ("pipeline/journal",),
     "ray": ("pipeline/cluster/",),
-    "prometheus_client": ("pipeline/live/metrics",),
+    # the monitor serves metrics from one place; the fleet bench reads them
+    "prometheus_client": ("pipeline/live/metrics", "scripts/bench_fleet"),
     "ultralytics": ("scripts/",),
     "torch": ("scripts/",),
 }
