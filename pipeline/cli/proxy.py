@@ -9,7 +9,9 @@ itself; consoles fill the gap from its journal, through the proxy.
 
 The table map, the endpoints and the limits are settings too (the ``proxy`` section of
 ``--config FILE``; docs/config.md); an option given overrides the file, and a ``--table`` adds
-a table to those of the file or replaces one of the same name. ``--keys DIR``: CURVE, the
+a table to those of the file or replaces one of the same name. ``--fleet FLEET.yaml`` takes
+every table of a fleet file (``paigow fleet``) at its ``publish`` and ``replay`` endpoints
+(``--table`` may add or replace one). ``--keys DIR``: CURVE, the
 consoles' keys as for a monitor, and the proxy's own pair (``--key-name``, default ``proxy``)
 on every table's allow-list.
 
@@ -28,7 +30,6 @@ from typing import Any
 
 from pipeline.bus.endpoints import PROXY_PUB_ENDPOINT, PROXY_REPLAY_ENDPOINT
 from pipeline.cli.common import (
-    EXIT_INTERRUPTED,
     StopOnSignals,
     UsageError,
     add_settings_options,
@@ -65,6 +66,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a table and its monitor's publish and replay endpoints (repeatable)",
     )
     p.add_argument(
+        "--fleet",
+        type=Path,
+        metavar="FLEET",
+        help="a fleet file (paigow fleet): every table of it, at its publish and replay",
+    )
+    p.add_argument(
         "--publish",
         metavar="PUB",
         help=f"XPUB endpoint consoles subscribe to ({PROXY_PUB_ENDPOINT})",
@@ -94,6 +101,17 @@ def table_endpoints(text: str) -> tuple[str, dict[str, str]]:
     return table, {"publish": parts[0], "replay": parts[1]}
 
 
+def _fleet_tables(path: Path | None) -> dict[str, dict[str, str]]:
+    """The tables of a fleet file and their endpoints (its layouts and sources not looked at:
+    they may live on other machines)."""
+    if path is None:
+        return {}
+    from pipeline.cluster.fleet_config import load_fleet
+
+    fleet = load_fleet(path, files=False)
+    return {t.table: {"publish": t.publish, "replay": t.replay} for t in fleet.tables}
+
+
 def _note(text: str) -> None:
     print(f"paigow proxy: {text}", file=sys.stderr, flush=True)
 
@@ -101,11 +119,14 @@ def _note(text: str) -> None:
 def cmd_proxy(args: argparse.Namespace) -> int:
     from pipeline.bus.proxy import ProxyCurve, run_proxy
 
-    extra: dict[str, Any] = {"proxy": {"tables": dict(args.table)}} if args.table else {}
+    given = {**_fleet_tables(args.fleet), **dict(args.table)}
+    extra: dict[str, Any] = {"proxy": {"tables": given}} if given else {}
     proxy = settings_of(args, FLAGS, extra=extra).proxy
     tables = proxy.table_map()
     if not tables:
-        raise UsageError(f"no table: give --table T=PUB,REPLAY (e.g. {EXAMPLE}), or proxy.tables")
+        raise UsageError(
+            f"no table: give --table T=PUB,REPLAY (e.g. {EXAMPLE}), --fleet FILE or proxy.tables"
+        )
     curve = ProxyCurve.from_dir(proxy.keys, proxy.key_name) if proxy.keys else None
     config = proxy.build()
     with StopOnSignals(threading.Event()) as signals:
@@ -123,7 +144,7 @@ def cmd_proxy(args: argparse.Namespace) -> int:
         f"stopped ({why}): {counts.relayed} replays relayed, {counts.refused} refused, "
         f"{counts.timed_out} timed out, {counts.dropped} replies dropped"
     )
-    return EXIT_INTERRUPTED if signals.signal == signal.SIGINT else 0
+    return signals.exit_status
 
 
 def _announce(proxy) -> None:

@@ -1,7 +1,8 @@
 """`paigow fleet`: the fleet file (every one-line error, without Ray), the supervisor's rules on
 a scripted stand-in for Ray (back-off, stalls, silence, an ended source), and on one local Ray
-instance for the module: two tables from a looped clip, one killed with SIGKILL and restarted
-(its restart notice heard on its bus, its journal's id and numbering going on), and the command
+instance for the module: two tables from a looped clip behind one room proxy, one killed with
+SIGKILL and restarted (one console on the proxy hears each table's alerts once and in order,
+the restart notice, the same journal numbering going on), and the command
 itself stopped by SIGINT with its closing alerts journaled.
 
 The looped clip is black: the camera is lost at once (a camera_lost alert) and the detector is
@@ -26,7 +27,7 @@ import pytest
 import yaml
 
 from pipeline.alerts import Alert
-from pipeline.bus import AlertSubscriber, Notice, SubscriberConfig
+from pipeline.bus import AlertSubscriber, Notice, ProxyConfig, RoomProxy, SubscriberConfig
 from pipeline.cli import main
 from pipeline.cluster.fleet import Supervisor
 from pipeline.cluster.fleet_config import FleetError, WatchdogConfig, load_fleet
@@ -469,7 +470,16 @@ def running(supervisor: Supervisor) -> list | None:
 FAST = {"check_s": 0.5, "backoff_first_s": 0.5, "heartbeat_s": 10.0, "stall_s": 20.0}
 
 
-def test_a_monitor_killed_with_sigkill_is_restarted_and_its_journal_goes_on(ray_local, tmp_path):
+def through_proxy(fleet) -> tuple[RoomProxy, AlertSubscriber]:
+    """A room proxy of every table of ``fleet`` (free front ports) and a console on it."""
+    tables = {t.table: (t.publish, t.replay) for t in fleet.tables}
+    front = ProxyConfig("tcp://127.0.0.1:*", "tcp://127.0.0.1:*")
+    proxy = RoomProxy(tables, front, say=lambda line: None).start()
+    config = SubscriberConfig(proxy.pub_endpoint, proxy.replay_endpoint, silence_s=60.0)
+    return proxy, AlertSubscriber(config)
+
+
+def test_a_monitor_killed_with_sigkill_is_restarted_and_the_room_loses_nothing(ray_local, tmp_path):
     fleet = load_fleet(write_fleet(tmp_path, [table_entry("T1"), table_entry("T2")], watchdog=FAST))
     t1, t2 = fleet.tables
     said: list[str] = []
@@ -477,16 +487,19 @@ def test_a_monitor_killed_with_sigkill_is_restarted_and_its_journal_goes_on(ray_
     stop = threading.Event()
     runner = threading.Thread(target=supervisor.run, args=(stop,), name="supervisor")
     heard: list = []
-    with listen(t1) as subscriber:
+    proxy, subscriber = through_proxy(fleet)  # one console for the room, as `paigow alerts`
+
+    def seqs(table: str) -> list[int]:
+        return [i.seq for i in heard if isinstance(i, Alert) and i.table == table]
+
+    with proxy, subscriber:
         runner.start()
         try:
             hear = lambda: heard.extend(subscriber.items(0.1))  # noqa: E731
-            until(lambda: any(isinstance(i, Alert) for i in heard), "alert from T1", hear)
+            until(lambda: seqs("T1") and seqs("T2"), "an alert from each table", hear)
             views = until(lambda: running(supervisor), "frames from both tables")
             os.kill(views[0].pid, signal.SIGKILL)
-            until(
-                lambda: [i.seq for i in heard if isinstance(i, Alert)] == [1, 2, 3], "T1 back", hear
-            )
+            until(lambda: seqs("T1") == [1, 2, 3], "T1 back", hear)
             until(lambda: any(isinstance(i, Notice) for i in heard), "restart notice", hear)
             after = until(lambda: running(supervisor), "T1 running again")
         finally:
@@ -497,12 +510,12 @@ def test_a_monitor_killed_with_sigkill_is_restarted_and_its_journal_goes_on(ray_
     assert after[0].pid not in (None, views[0].pid)
     assert said[0] == f"T1: its process {views[0].pid} died; restart 1 in 0.5 s"
     notice = next(i for i in heard if isinstance(i, Notice))
-    assert (
-        notice.notice == RESTARTED_NOTICE and f"its process {views[0].pid} died" in notice.message
-    )
+    assert (notice.table, notice.notice) == ("T1", RESTARTED_NOTICE)
+    assert f"its process {views[0].pid} died" in notice.message
     assert not [i for i in heard if type(i).__name__ == "JournalChanged"]
-    journals = {a.journal for a in heard if isinstance(a, Alert)}
+    journals = {a.journal for a in heard if isinstance(a, Alert) and a.table == "T1"}
     assert len(journals) == 1  # the same journal before and after: numbering went on
+    assert (seqs("T1"), seqs("T2")) == ([1, 2, 3], [1])  # each once, in order, through the proxy
     assert journaled(t1) == [
         (1, "camera_lost", "open", "blank"),
         (2, "camera_lost", "close", "restart"),  # what the killed run left open

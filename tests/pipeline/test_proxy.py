@@ -332,6 +332,7 @@ def test_the_table_map_is_a_validated_setting(tmp_path):
         (["--table", "T.1=tcp://a:1,tcp://a:2"], "table name 'T.1'"),
         (["--table", "T1=nonsense,tcp://a:2"], "'nonsense' is no ZeroMQ endpoint"),
         ([], "no table: give --table"),
+        (["--fleet", "no-such-fleet.yaml"], "no-such-fleet.yaml"),
         (["--table", "T1=tcp://a:1,tcp://a:2", "--publish", "nonsense"], "cannot bind nonsense"),
     ],
 )
@@ -342,6 +343,16 @@ def test_bad_proxy_input_is_one_line_and_status_2(args, message, capsys):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_a_fleet_file_gives_the_proxy_every_table_at_its_endpoints():
+    from pipeline.cli.proxy import _fleet_tables
+
+    example = ROOT / "datasets" / "samples" / "fleet.example.yaml"
+    assert _fleet_tables(example) == {
+        "T1": {"publish": "tcp://127.0.0.1:5601", "replay": "tcp://127.0.0.1:5602"},
+        "T2": {"publish": "tcp://127.0.0.1:5611", "replay": "tcp://127.0.0.1:5612"},
+    }
 
 
 def test_paigow_proxy_serves_a_console_and_stops_cleanly_on_sigterm(tmp_path, ctx):
