@@ -140,7 +140,7 @@ SourceSection = section(
     positive=("open_timeout_s", "read_timeout_s", "fps"),
 )
 MonitorSection = section(
-    MonitorConfig, positive=("queue_size", "status_interval_s", "log_interval_s")
+    MonitorConfig, positive=("queue_size", "status_interval_s", "log_interval_s", "stride")
 )
 MetricsSection = section(MetricsConfig, base=_MetricsChecks, positive=("stall_s",))
 BusSection = section(PublisherConfig, base=_BusFiles)

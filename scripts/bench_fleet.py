@@ -2,6 +2,7 @@
 
     python scripts/bench_fleet.py                              # the demo clip, 1 2 4 tables
     python scripts/bench_fleet.py VIDEO --layout L --tables 1 2 --seconds 120
+    python scripts/bench_fleet.py --config half.yaml   # e.g. source: {keep_every: 2}
 
 For each table count, ``paigow fleet`` runs that many monitors (one Ray actor each, on a local
 instance sized to the machine) from the same recording, looped and paced at its frame rate as a
@@ -41,8 +42,11 @@ DEMO_CLIP = ROOT / "datasets" / "samples" / "demo_round" / "clip.mp4"
 DEFAULT_LAYOUT = ROOT / "pipeline" / "data" / "default_layout.yaml"
 
 
-def fleet_yaml(video: Path, layout: Path, count: int, folder: Path, base_port: int) -> Path:
-    """A fleet file of ``count`` tables on ``video``, looped and paced; its path."""
+def fleet_yaml(
+    video: Path, layout: Path, count: int, folder: Path, base_port: int, config: Path | None
+) -> Path:
+    """A fleet file of ``count`` tables on ``video``, looped and paced (each with the settings
+    file ``config``, if given); its path."""
     lines = ["ray: auto", "tables:"]
     for i in range(count):
         port = base_port + 10 * i
@@ -57,6 +61,8 @@ def fleet_yaml(video: Path, layout: Path, count: int, folder: Path, base_port: i
             "    loop: true",
             "    realtime: true",
         ]
+        if config is not None:
+            lines.append(f"    config: {config}")
     path = folder / "fleet.yaml"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -121,7 +127,7 @@ def worst_bucket(before: dict, after: dict, name: str) -> float | None:
 def bench(count: int, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-fleet-") as tmp:
         folder = Path(tmp)
-        path = fleet_yaml(args.video, args.layout, count, folder, args.base_port)
+        path = fleet_yaml(args.video, args.layout, count, folder, args.base_port, args.config)
         urls = [f"http://127.0.0.1:{args.base_port + 10 * i + 2}" for i in range(count)]
         log = open(folder / "fleet.log", "w", encoding="utf-8")  # noqa: SIM115
         command = [sys.executable, "-m", "pipeline.cli", "fleet", str(path), "--status-s", "3600"]
@@ -172,7 +178,8 @@ def figures(count, before, after, wall_s, busy0, busy1) -> dict:
 def show(rows: list[dict], args: argparse.Namespace) -> None:
     print(
         f"{args.video.name}, paced at its frame rate and looped; {args.seconds:.0f} s measured "
-        f"after {args.warmup_s:.0f} s of warm-up; {os.cpu_count()} cores"
+        f"after {args.warmup_s:.0f} s of warm-up; {os.cpu_count()} cores; settings: "
+        f"{args.config or 'defaults'}"
     )
     print(
         "tables  processed  fps/table  alerts  latency s  worst <= s  CPU/table  CPU all  "
@@ -192,17 +199,19 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("video", type=Path, nargs="?", default=DEMO_CLIP)
     p.add_argument("--layout", type=Path, default=DEFAULT_LAYOUT)
+    p.add_argument("--config", type=Path, help="a settings file for every table")
     p.add_argument("--tables", type=int, nargs="+", default=[1, 2, 4], metavar="N")
     p.add_argument("--seconds", type=float, default=60.0, help="measured window")
     p.add_argument("--warmup-s", type=float, default=10.0)
     p.add_argument("--start-timeout-s", type=float, default=180.0)
     p.add_argument("--base-port", type=int, default=17100)
     args = p.parse_args()
-    for path in (args.video, args.layout):
-        if not path.is_file():
+    for path in (args.video, args.layout, args.config):
+        if path is not None and not path.is_file():
             print(f"bench_fleet: {path}: no such file", file=sys.stderr)
             return 2
     args.video, args.layout = args.video.resolve(), args.layout.resolve()
+    args.config = args.config.resolve() if args.config else None
     rows = []
     for count in args.tables:
         print(f"{count} table(s) ...", file=sys.stderr, flush=True)

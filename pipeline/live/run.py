@@ -69,7 +69,9 @@ def run_monitor(
     with ExitStack() as stack:
         served = _serve(metrics, stack)  # first: a bad address fails before anything slow
         source = stack.enter_context(
-            open_source(source_text, settings.source.build(camera_id=table))
+            open_source(
+                source_text, settings.source.build(camera_id=table, keep_every=config.stride)
+            )
         )
         warning = size_warning(layout, source.size_wh)
         if warning:

@@ -203,6 +203,13 @@ def bus(tmp_path):
         yield journal, publisher
 
 
+def test_a_stride_processes_only_the_frames_at_its_multiples():
+    pipeline = StubPipeline()
+    source = FakeSource([frame(i) for i in range(10)], live=False)
+    stats = run_monitor(Monitor(source, pipeline, ListSink(), MonitorConfig(stride=3)))
+    assert pipeline.frames == [0, 3, 6, 9] and stats.frames == stats.frames_in == 4
+
+
 def stopping_stream():
     """A live stream that stops mid-way: frames, the gap repeated while reconnecting, its end,
     frames again."""
