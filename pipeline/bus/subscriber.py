@@ -5,9 +5,10 @@ caller (starting at ``from_seq``). An alert with that number is passed on; one w
 number is a duplicate and dropped; a higher number, or a heartbeat announcing a higher last
 number, means alerts were missed (a late start, a full queue, a restart), and they are fetched
 from the replay endpoint in order before anything newer. Between alerts it reports, as typed
-notices, a publisher silent for ``silence_s``, its return, replay trouble (retried at the next
-heartbeat), the publisher's system notices, and malformed messages (skipped: nothing a rogue
-publisher sends stops the subscriber).
+notices, a publisher silent for ``silence_s``, its return, a table silent while others are
+heard (behind ``paigow proxy``: one table's monitor down) and its return, replay trouble
+(retried at the next heartbeat), the publisher's system notices, and malformed messages
+(skipped: nothing a rogue publisher sends stops the subscriber).
 
 Journal identity: alerts, heartbeats and replies carry the id of the journal that numbers the
 table. When it changes (the monitor restarted on a new or reset journal), or a heartbeat's last
@@ -82,16 +83,19 @@ class SubscriberConfig:
 
 @dataclass(frozen=True, slots=True)
 class PublisherSilent:
-    """Nothing from the publisher for ``silent_s`` seconds (so far)."""
+    """Nothing from the publisher for ``silent_s`` seconds (so far); with ``table``, nothing
+    from that table while others are heard (behind a proxy: one table's monitor is down)."""
 
     silent_s: float
+    table: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class PublisherBack:
-    """The publisher was heard again after ``silent_s`` seconds of silence."""
+    """The publisher (or ``table``) was heard again after ``silent_s`` seconds of silence."""
 
     silent_s: float
+    table: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +171,8 @@ class AlertSubscriber:
         self._last_heard: dict[str, int] = {}  # per table, the highest last_seq heard
         self._heard_at = time.monotonic()
         self._warned_at: float | None = None
+        self._table_heard_at: dict[str, float] = {}  # per table heard of, when last heard
+        self._table_warned_at: dict[str, float] = {}  # per silent table, when last said
         self.delivered_live = 0
         self.delivered_replayed = 0
 
@@ -207,6 +213,8 @@ class AlertSubscriber:
             silent = self._silence(time.monotonic())
             if silent is not None:
                 yield silent
+            elif self._warned_at is None:
+                yield from self._silent_tables(time.monotonic())
 
     def _on_message(self, frames: list[bytes]) -> Iterator[Item]:
         back = self._heard()
@@ -219,6 +227,9 @@ class AlertSubscriber:
             return
         if self._config.table not in (None, message.table):
             return  # a prefix match on another table (hb.T1 matches hb.T10)
+        table_back = self._table_heard(message.table)
+        if table_back is not None:
+            yield table_back
         if isinstance(message, Notice):
             yield message
             return
@@ -299,15 +310,45 @@ class AlertSubscriber:
     def _heard(self) -> PublisherBack | None:
         now = time.monotonic()
         back = PublisherBack(now - self._heard_at) if self._warned_at is not None else None
+        if back is not None:  # the bus is back: every table gets a fresh wait to be heard
+            self._table_heard_at = dict.fromkeys(self._table_heard_at, now)
+            self._table_warned_at.clear()
         self._heard_at, self._warned_at = now, None
         return back
 
     def _until_silence_check(self, now: float) -> float:
+        """Seconds until the bus, or a table heard of, is due to be checked for silence."""
+        until = self._until_bus_silence(now)
+        if self._warned_at is not None:  # the bus is silent: its tables are not looked at
+            return until
+        for table, heard_at in self._table_heard_at.items():
+            last = self._table_warned_at.get(table, heard_at)
+            until = min(until, max(last + self._config.silence_s - now, 0.0))
+        return until
+
+    def _until_bus_silence(self, now: float) -> float:
         last = self._heard_at if self._warned_at is None else self._warned_at
         return max(last + self._config.silence_s - now, 0.0)
 
+    def _table_heard(self, table: str) -> PublisherBack | None:
+        now = time.monotonic()
+        back = None
+        if self._table_warned_at.pop(table, None) is not None:
+            back = PublisherBack(now - self._table_heard_at[table], table)
+        self._table_heard_at[table] = now
+        return back
+
+    def _silent_tables(self, now: float) -> Iterator[PublisherSilent]:
+        """Each table heard of but silent for ``silence_s`` while the bus is not (said again
+        each ``silence_s``); a silent bus is one PublisherSilent, not one per table."""
+        for table, heard_at in self._table_heard_at.items():
+            last = self._table_warned_at.get(table, heard_at)
+            if now - last >= self._config.silence_s:
+                self._table_warned_at[table] = now
+                yield PublisherSilent(now - heard_at, table)
+
     def _silence(self, now: float) -> PublisherSilent | None:
-        if self._until_silence_check(now) > 0:
+        if self._until_bus_silence(now) > 0:
             return None
         self._warned_at = now
         return PublisherSilent(now - self._heard_at)

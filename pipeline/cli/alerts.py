@@ -95,8 +95,12 @@ def cmd_alerts(args: argparse.Namespace) -> int:
                     shown += 1
                     if shown == args.max_alerts:
                         break
+                case PublisherSilent(silent_s=silent_s, table=str(table)):
+                    _warn(f"WARNING: TABLE {table} SILENT for {silent_s:.1f} s (others heard)")
                 case PublisherSilent(silent_s=silent_s):
                     _warn(f"WARNING: PUBLISHER SILENT for {silent_s:.1f} s ({args.connect})")
+                case PublisherBack(silent_s=silent_s, table=str(table)):
+                    _warn(f"table {table} back after {silent_s:.1f} s of silence")
                 case PublisherBack(silent_s=silent_s):
                     _warn(f"publisher back after {silent_s:.1f} s of silence")
                 case BusWarning(message=message):

@@ -26,6 +26,7 @@ from pipeline.bus import (
 from pipeline.bus.keys import client_curve, new_keys, server_curve
 from pipeline.bus.probe import flood_replay
 from pipeline.bus.proxy import ProxyConfig, ProxyCurve, RoomProxy, run_proxy
+from pipeline.bus.subscriber import PublisherBack, PublisherSilent
 from pipeline.cli import main
 from pipeline.journal import Journal
 from pipeline.settings import load_settings
@@ -140,6 +141,22 @@ def test_a_late_console_gets_the_earlier_alerts_from_replay_through_the_proxy(ro
         assert sub.delivered_replayed == 28
     assert per_table(alerts) == {t: journaled(room.journals[t], t) for t in TABLES}
     assert room.proxy.counts.relayed >= 4  # T1 in batches of 10, T2 once
+
+
+def test_a_table_that_falls_silent_behind_the_proxy_is_named_and_its_return_said(room, ctx):
+    def first(sub, kind):
+        return next((i for i in sub.items(WAIT_S) if isinstance(i, kind)), None)
+
+    with console(room.proxy, ctx, silence_s=0.5) as sub:
+        heard = list(sub.items(1.0))  # both tables heard (heartbeats every 0.1 s)
+        assert not [i for i in heard if isinstance(i, PublisherSilent)]
+        room.pubs["T2"].close()  # its monitor stops; T1 goes on
+        silent = first(sub, PublisherSilent)
+        assert silent is not None and silent.table == "T2" and silent.silent_s >= 0.5
+        restarted = publisher(room.journals["T2"], "T2", ctx, *room.proxy.tables["T2"])
+        room.pubs["T2"] = restarted
+        back = first(sub, PublisherBack)
+        assert back is not None and back.table == "T2"
 
 
 def test_a_table_restarted_behind_the_proxy_loses_nothing_and_repeats_nothing(room, ctx, tmp_path):
