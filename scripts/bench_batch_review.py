@@ -3,12 +3,13 @@
     python scripts/bench_batch_review.py .cache/suite/std9              # a suite's rounds
     python scripts/bench_batch_review.py DIR... --workers 1 2 4 --stride 2 --no-video
 
-Each SUITE_DIR gives its recordings: the video files in it, else the ``clip.mp4`` of each of
-its sub-folders (a suite from ``paigow synth suite``; the layout is the ``scenario.json``
-beside each clip). For each worker count, every recording is reviewed afresh (nothing
-skipped) into a temporary folder, as ``paigow review RECORDING... --workers N`` reviews them: a
-local Ray instance of N CPUs, one task per recording, each task's detector on its share of the
-cores. The wall time includes starting the instance and each worker loading the models.
+Each SUITE_DIR gives its recordings as ``paigow review SUITE_DIR`` finds them: the video files
+in it, else those of its sub-folders (a suite from ``paigow synth suite``; the layout is the
+``scenario.json`` beside each clip). For each worker count, every recording is reviewed afresh
+(nothing skipped) into a temporary folder, as ``paigow review RECORDING... --workers N``
+reviews them: a local Ray instance of N CPUs, one task per recording, each task's detector on
+its share of the cores. The wall time includes starting the instance and each worker loading
+the models.
 
 Printed per count: recordings reviewed (and failed), seconds of video, wall seconds, the ratio
 of the two (x real time), the speed-up against the first count, and the seconds the reviews
@@ -28,21 +29,15 @@ from pipeline.cluster.batch import run_on_ray
 from pipeline.review import BatchRun, Summary, plan_batch, recordings_of
 from pipeline.settings import load_settings
 
-SUITE_CLIP = "clip.mp4"
-
 
 def suite_recordings(folders: list[Path]) -> list[Path]:
-    """The recordings of each folder: its video files, else its sub-folders' clips."""
-    found: list[Path] = []
+    """The recordings of each folder, as ``paigow review FOLDER`` finds them."""
     for folder in folders:
         if not folder.is_dir():
             raise SystemExit(f"bench_batch_review: {folder}: not a folder")
-        videos = recordings_of([folder])
-        if videos == [folder]:  # no video files in it: a suite of round folders
-            videos = sorted(folder.glob(f"*/{SUITE_CLIP}"))
-        if not videos:
-            raise SystemExit(f"bench_batch_review: {folder}: no recordings in it")
-        found += videos
+    found = recordings_of(folders)
+    if not found or any(path in folders for path in found):
+        raise SystemExit("bench_batch_review: a folder holds no recordings")
     return found
 
 

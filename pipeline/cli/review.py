@@ -4,8 +4,9 @@
 each alert as it is raised (stdout) and a short summary at the end, and leaves events, alerts,
 snapshots, an annotated video and a report page in DIR (:mod:`pipeline.review`).
 
-``review`` of several recordings, or of folders (each folder: the video files in it, sorted;
-:data:`pipeline.review.batch.VIDEO_SUFFIXES`), is a batch: each recording is reviewed exactly
+``review`` of several recordings, or of folders (each folder: the video files in it, sorted,
+:data:`pipeline.review.batch.VIDEO_SUFFIXES`; else, unless it holds images, those of its
+sub-folders), is a batch: each recording is reviewed exactly
 so into ``DIR/NAME/`` (NAME: its file name without the extension; where two clash, the folder
 it lies in before it), as Ray tasks, one per recording (:mod:`pipeline.cluster.batch`):
 ``--ray auto`` (the default) starts a local instance sized to the machine, ``--workers N``
@@ -78,7 +79,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         nargs="+",
         metavar="RECORDING",
         help="a recording (any format PyAV reads, or an image folder), or a folder of them: "
-        f"its {' '.join(VIDEO_SUFFIXES)} files, sorted",
+        f"its {' '.join(VIDEO_SUFFIXES)} files, sorted, else those of its sub-folders",
     )
     p.add_argument(
         "--out",

@@ -19,6 +19,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from pipeline.live.sources.folders import IMAGE_SUFFIXES
 from pipeline.review.index import (
     DONE,
     DONE_EARLIER,
@@ -36,25 +37,43 @@ VIDEO_SUFFIXES = (".avi", ".m4v", ".mkv", ".mov", ".mp4", ".mpeg", ".mpg", ".ts"
 """What counts as a recording in a folder (case ignored)."""
 
 
+MAX_FOLDER_DEPTH = 3
+"""How deep a folder's sub-folders are searched for recordings (a night's folder of tables'
+folders of recordings is 2)."""
+
+
 def recordings_of(paths: Sequence[Path]) -> list[Path]:
     """The recordings ``paths`` name, in order: a file as given; a folder, the video files in
-    it (:data:`VIDEO_SUFFIXES`, sorted by name; not its sub-folders), or the folder itself when
-    it holds none (an image folder). A recording named twice is kept once. ValueError (one
-    line) for a path that does not exist."""
+    it (:data:`VIDEO_SUFFIXES`, sorted by name), or the folder itself when it holds images (an
+    image folder), else the recordings of its sub-folders (sorted, down to
+    :data:`MAX_FOLDER_DEPTH`; a suite of round folders), else the folder itself (then reported
+    as holding no images). A recording named twice is kept once. ValueError (one line) for a
+    path that does not exist."""
     out: list[Path] = []
     seen: set[Path] = set()
     for path in paths:
         if not path.exists():
             raise ValueError(f"{path}: no such file or folder")
-        found = [path]
-        if path.is_dir():
-            videos = (p for p in path.iterdir() if p.suffix.lower() in VIDEO_SUFFIXES)
-            found = sorted(p for p in videos if p.is_file()) or [path]
+        found = (_in_folder(path, MAX_FOLDER_DEPTH) or [path]) if path.is_dir() else [path]
         for recording in found:
             if recording.resolve() not in seen:
                 seen.add(recording.resolve())
                 out.append(recording)
     return out
+
+
+def _in_folder(folder: Path, depth: int) -> list[Path]:
+    """The recordings in ``folder`` (see :func:`recordings_of`); [] when none."""
+    files = sorted(p for p in folder.iterdir() if p.is_file())
+    videos = [p for p in files if p.suffix.lower() in VIDEO_SUFFIXES]
+    if videos:
+        return videos
+    if any(p.suffix.lower() in IMAGE_SUFFIXES for p in files):
+        return [folder]
+    if depth == 0:
+        return []
+    below = sorted(p for p in folder.iterdir() if p.is_dir())
+    return [recording for sub in below for recording in _in_folder(sub, depth - 1)]
 
 
 def folder_names(recordings: Sequence[Path]) -> list[str]:

@@ -306,6 +306,18 @@ def test_folders_give_their_videos_sorted_and_a_picture_folder_is_one_recording(
     assert review_cli.VIDEO_SUFFIXES == batch.VIDEO_SUFFIXES
 
 
+def test_a_folder_of_folders_gives_the_recordings_below_it_in_order(tmp_path):
+    suite = tmp_path / "suite"  # a suite of rounds, or a night's folder per table
+    for name in ("r2/clip.mp4", "r1/clip.mp4", "r1/notes.txt", "t3/cam/x.mkv", "frames/f0.png"):
+        (suite / name).parent.mkdir(parents=True, exist_ok=True)
+        (suite / name).write_bytes(b"")
+    (suite / "empty").mkdir()
+    found = recordings_of([suite])
+    assert found == [suite / "frames", suite / "r1/clip.mp4", suite / "r2/clip.mp4",
+                     suite / "t3/cam/x.mkv"]  # fmt: skip
+    assert recordings_of([suite / "empty"]) == [suite / "empty"]  # then: no images in it
+
+
 def test_recordings_sharing_a_name_get_folders_of_their_own():
     videos = [Path("suite/r1/clip.mp4"), Path("suite/r2/clip.mp4"), Path("x/cam.mp4"),
               Path("y/r1/clip.mkv"), Path("a/b-2.mp4"), Path("b/b.mp4"),
