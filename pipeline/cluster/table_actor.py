@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from pipeline.live.monitor import ConsoleReport, Monitor, MonitorConfig, MonitorStats
+from pipeline.live.monitor import ConsoleReport, Monitor, MonitorStats
 
 if TYPE_CHECKING:
     from pipeline.bus import AlertPublisher
@@ -79,24 +79,6 @@ class MonitorStatus:
     error: str | None = None  # why the run failed (FAILED)
 
 
-class _WatchedReport(ConsoleReport):
-    """The console report, also noting when frames last advanced and the loop last turned
-    (the monitor reports its counters after every item and every ``status_interval_s``)."""
-
-    def __init__(self, config: MonitorConfig) -> None:
-        super().__init__(config)
-        self.frames = 0
-        self.frame_at = time.monotonic()
-        self.frame_wall: float | None = None
-        self.loop_at = time.monotonic()
-
-    def status(self, stats: MonitorStats, force: bool = False) -> None:
-        self.loop_at = time.monotonic()
-        if stats.frames != self.frames:
-            self.frames, self.frame_at, self.frame_wall = stats.frames, self.loop_at, time.time()
-        super().status(stats, force)
-
-
 class TableMonitor:
     """A table's monitor, run in a thread from construction until it ends or is stopped."""
 
@@ -110,7 +92,8 @@ class TableMonitor:
         self._stop = threading.Event()  # set by the monitor itself too, at its end
         self._asked_to_stop = False
         self._restart, self._notices_left = restart, notice_checks if restart else 0
-        self._report = _WatchedReport(settings.monitor.build())
+        self._report = ConsoleReport(settings.monitor.build())
+        self._started_at: float | None = None  # when everything was open
         self._monitor: Monitor | None = None
         self._publisher: AlertPublisher | None = None
         self._thread = threading.Thread(
@@ -132,7 +115,7 @@ class TableMonitor:
 
     def _started(self, monitor: Monitor, publisher: AlertPublisher) -> None:
         self._monitor, self._publisher = monitor, publisher
-        self._report.frame_at = self._report.loop_at = time.monotonic()
+        self._started_at = time.monotonic()
         self._state = MonitorState.RUNNING
         self._announce()
 
@@ -149,8 +132,12 @@ class TableMonitor:
             self._notices_left -= 1
             self._announce()
         now = time.monotonic()
-        stats = self._monitor.stats if self._monitor is not None else MonitorStats()
-        report = self._report
+        monitor = self._monitor
+        stats = monitor.stats if monitor is not None else MonitorStats()
+        since = self._started_at or self._created_at  # until the first frame, the first turn
+        frame_at = (monitor and monitor.last_processed_at) or since
+        loop_at = (monitor and monitor.last_tick_at) or since
+        processed = monitor is not None and monitor.last_processed_at is not None
         return MonitorStatus(
             table=self.table,
             host=socket.gethostname(),
@@ -160,9 +147,9 @@ class TableMonitor:
             fps=stats.fps,
             alerts=stats.alerts,
             blind=stats.blind,
-            last_frame_wall=report.frame_wall,
-            frame_age_s=now - report.frame_at,
-            loop_age_s=now - report.loop_at,
+            last_frame_wall=time.time() - (now - frame_at) if processed else None,
+            frame_age_s=now - frame_at,
+            loop_age_s=now - loop_at,
             age_s=now - self._created_at,
             error=self._error,
         )

@@ -21,9 +21,10 @@ folder the reader waits instead, so every frame is processed. Gaps are never dro
 
 What the metrics and health endpoints read (:mod:`pipeline.live.metrics`, from their own
 thread): the counters in :class:`MonitorStats` (with the frames the reader took in and the
-alerts by kind and state), ``loop_state``, and the monotonic times of the loop's last turn and
-the reader's last frame; ``on_latency`` is told, for each alert a frame raised, the seconds
-from that frame's arrival from the source to the alert's publication.
+alerts by kind and state), ``loop_state``, and the monotonic times of the loop's last turn, the
+reader's last frame and the pipeline's last processed frame (the fleet's watchdog reads them
+too); ``on_latency`` is told, for each alert a frame raised, the seconds from that frame's
+arrival from the source to the alert's publication.
 
 Stopping: set the ``stop`` event (the CLI does on SIGINT/SIGTERM): reading stops, queued frames
 are discarded, ``pipeline.finish()`` runs and its alerts are emitted, and ``run`` returns. The end
@@ -268,6 +269,7 @@ class Monitor:
         self.loop_state: LoopState = "not started"
         self.last_tick_at: float | None = None  # time.monotonic() of the loop's last turn
         self.last_frame_at: float | None = None  # time.monotonic() the reader last took a frame
+        self.last_processed_at: float | None = None  # and the pipeline last processed one
         self.on_latency: Callable[[float], None] | None = None
         self._arrivals: deque[tuple[int, float]] = deque()  # (frame index, arrival), in order
         self._arrived_at: float | None = None  # arrival of the frame being processed
@@ -342,6 +344,7 @@ class Monitor:
                     self._unusable(item, exc)
                     return
                 self.stats.frames += 1
+                self.last_processed_at = time.monotonic()
                 if self.snapshots is not None:
                     self.snapshots.push(result.frame, result.tracks)
             case Gap(index=index, start_s=time_s, reason=reason):
