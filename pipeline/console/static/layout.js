@@ -337,7 +337,7 @@
     const url = `/api/layout/layouts/${encodeURIComponent(name)}`;
     try {
       const saved = await api("PUT", url, { draft, overwrite: state.overwrite === name });
-      state.overwrite = null;
+      state.overwrite = name; // this page's layout now: saving again updates it
       say(`Saved ${saved.path}`, "ok");
       await refreshList(name);
     } catch (err) {
