@@ -7,7 +7,8 @@
 - ``GET /api/layout/template``: the template (the packaged default layout, table mm: its four
   corners, zones) the page fits by four clicks.
 - ``POST /api/layout/fit`` ``{"corners_px": [[u, v] x 4]}``: the template placed on the picture
-  (a draft: zones in image px, see :mod:`pipeline.console.layout_store`).
+  (a draft: zones in image px, see :mod:`pipeline.console.layout_store`); with ``"draft": DRAFT``
+  that draft is carried to the new corners instead, its hand-dragged points with it.
 - ``POST /api/layout/frame`` ``{"source": PATH_OR_URL}``: the first frame of a video file, image
   folder, stream or camera, as ``image/jpeg``.
 - ``POST /api/layout/frame/upload`` (multipart, field ``picture``): an uploaded picture, decoded
@@ -49,6 +50,7 @@ from pipeline.console.layout_store import (
     LayoutStoreError,
     fit_template,
     load_template,
+    move_draft,
 )
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
@@ -113,11 +115,14 @@ class _Editor:
         if isinstance(body, Response):
             return body
         template = await run_in_threadpool(self._template_once)
+        corners, draft = body.get("corners_px"), body.get("draft")
         try:
-            draft = fit_template(template, body.get("corners_px"))
+            placed = (
+                fit_template(template, corners) if draft is None else move_draft(draft, corners)
+            )
         except LayoutStoreError as err:
             return error(str(err))
-        return JSONResponse(draft)
+        return JSONResponse(placed)
 
     async def frame(self, request: Request) -> Response:
         body = await _json_body(request)

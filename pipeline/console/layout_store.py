@@ -107,30 +107,52 @@ def fit_template(template: Template, corners_px: Any) -> dict[str, Any]:
     """The draft of ``template`` placed by its corners at ``corners_px`` (4 image points, in the
     template's corner order). Raises :class:`LayoutStoreError` for anything but four finite
     points that keep the table on one side of the camera (no fold, no three on a line)."""
+    every_mm = np.concatenate([template.corners_mm, *template.zones_mm.values()])
+    h, corners = _placed(template.corners_mm, corners_px, every_mm)
+    return {
+        "camera": "default",
+        "image_size_wh": None,
+        "chung_box": template.chung_box,
+        "zones": {k: _rounded(apply_homography(h, v)) for k, v in template.zones_mm.items()},
+        "reference_points": {"table_mm": template.corners_mm.tolist(), "image_px": corners},
+    }
+
+
+def move_draft(draft: Any, corners_px: Any) -> dict[str, Any]:
+    """``draft`` carried by its four template corners to ``corners_px``: every zone, points
+    dragged by hand included, through the homography from the old corners to the new ones."""
+    reference = draft.get("reference_points") if isinstance(draft, dict) else None
+    zones = draft.get("zones") if isinstance(draft, dict) else None
+    if not isinstance(reference, dict) or not isinstance(zones, dict):
+        raise LayoutStoreError("draft: expected zones and the four corners it was placed by")
+    old = _points(reference.get("image_px"), "draft.reference_points.image_px")
+    if len(old) != CORNER_COUNT:
+        raise LayoutStoreError(f"draft.reference_points: {CORNER_COUNT} corners needed")
+    polygons = {k: _points(v, f"draft.zones.{k}") for k, v in zones.items()}
+    h, corners = _placed(old, corners_px, np.concatenate([old, *polygons.values()]))
+    moved = {k: _rounded(apply_homography(h, v)) for k, v in polygons.items()}
+    return draft | {"zones": moved, "reference_points": reference | {"image_px": corners}}
+
+
+def _placed(
+    src_xy: np.ndarray, corners_px: Any, every_xy: np.ndarray
+) -> tuple[np.ndarray, list[list[float]]]:
+    """The homography ``(3, 3)`` taking the corners ``src_xy (4, 2)`` to ``corners_px``, and
+    those corners rounded; refused unless it keeps all of ``every_xy (N, 2)`` on one side of
+    the camera (a fold mirrors part of the table: corners clicked out of order)."""
     corners = _points(corners_px, "corners_px")
     if len(corners) != CORNER_COUNT:
         raise LayoutStoreError(f"corners_px: {CORNER_COUNT} points needed, got {len(corners)}")
     if _three_on_a_line(corners):
         raise LayoutStoreError("corners_px: three corners on one line place no table")
     try:
-        h = fit_homography(template.corners_mm, corners)
+        h = fit_homography(src_xy, corners)
     except LayoutError as err:
         raise LayoutStoreError(f"corners_px: {err}") from None
-    every_mm = np.concatenate([template.corners_mm, *template.zones_mm.values()])
-    depth = every_mm @ h[2, :2] + h[2, 2]  # the homography's w: one sign on the whole table
+    depth = every_xy @ h[2, :2] + h[2, 2]  # the homography's w: one sign on the whole table
     if not (np.all(depth > 0) or np.all(depth < 0)):
         raise LayoutStoreError("corners_px: these corners fold the table; click them in order")
-    zones = {k: _rounded(apply_homography(h, v)) for k, v in template.zones_mm.items()}
-    return {
-        "camera": "default",
-        "image_size_wh": None,
-        "chung_box": template.chung_box,
-        "zones": zones,
-        "reference_points": {
-            "table_mm": template.corners_mm.tolist(),
-            "image_px": _rounded(corners),
-        },
-    }
+    return h, _rounded(corners)
 
 
 def spec_from_draft(draft: Any, source: str = "draft") -> dict[str, Any]:

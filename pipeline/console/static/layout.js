@@ -215,18 +215,29 @@
   // ---- the template: four corners, then dragging ----------------------------------------
 
   async function fit() {
+    // four new clicks place the template afresh; a dragged corner carries the draft with it
+    const moving = !state.collecting && state.draft && state.draft.reference_points;
+    const body = { corners_px: state.corners };
+    if (moving) body.draft = state.draft;
     try {
-      const draft = await api("POST", "/api/layout/fit", { corners_px: state.corners });
-      const previous = state.draft;
-      draft.camera = $("camera").value.trim() || "default";
-      draft.chung_box = previous ? previous.chung_box : draft.chung_box;
-      draft.image_size_wh = knownWh();
+      const draft = await api("POST", "/api/layout/fit", body);
+      if (!moving) {
+        draft.camera = $("camera").value.trim() || "default";
+        draft.chung_box = state.draft ? state.draft.chung_box : draft.chung_box;
+        draft.image_size_wh = knownWh();
+        $("chung-box").value = String(draft.chung_box);
+      }
       state.draft = draft;
       state.collecting = false;
-      $("chung-box").value = String(draft.chung_box);
-      say("Template placed: check the zones over the picture, drag points where needed, then save.", "ok");
+      say(
+        moving
+          ? "Zones moved with the corner (points dragged by hand too)."
+          : "Template placed: check the zones over the picture, drag points where needed, then save.",
+        "ok",
+      );
     } catch (err) {
       if (state.collecting) state.corners = [];
+      else if (moving) state.corners = state.draft.reference_points.image_px.map((p) => [...p]);
       say(err.message, "error");
     }
     render();

@@ -208,3 +208,22 @@ def test_an_existing_table_mm_layout_opens_in_image_px(client, layouts_dir):
     assert len(opened["reference_points"]["image_px"]) == 4
     assert "broken" in one_line_error(client.get("/api/layout/layouts/broken"))
     assert "no layout" in one_line_error(client.get("/api/layout/layouts/gone"), 404)
+
+
+def test_a_dragged_corner_carries_the_zones_and_the_hand_made_points(client):
+    draft = demo_draft(client)
+    draft["zones"]["box_3"][0] = [500.0, 600.0]  # a point dragged by hand
+    shift = np.array([12.0, -7.0])
+    corners = (np.asarray(draft["reference_points"]["image_px"]) + shift).tolist()
+    answer = client.post("/api/layout/fit", json={"corners_px": corners, "draft": draft})
+    assert answer.status_code == 200, answer.text
+    moved = answer.json()
+    assert moved["camera"] == "demo" and moved["image_size_wh"] == [1920, 1080]
+    np.testing.assert_allclose(moved["reference_points"]["image_px"], corners, atol=0.01)
+    for name, polygon in draft["zones"].items():
+        np.testing.assert_allclose(moved["zones"][name], np.asarray(polygon) + shift, atol=0.02)
+    assert moved["zones"]["box_3"][0] == [512.0, 593.0]
+    no_corners = draft | {"reference_points": None}
+    one_line_error(
+        client.post("/api/layout/fit", json={"corners_px": corners, "draft": no_corners})
+    )

@@ -6,7 +6,6 @@ on the table's corners, saved, then `paigow review` with it raises the demo's al
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -16,6 +15,7 @@ from urllib.parse import urlparse
 
 import numpy as np
 import pytest
+import yaml
 
 pytest.importorskip("starlette")
 uvicorn = pytest.importorskip("uvicorn")
@@ -23,7 +23,12 @@ from starlette.applications import Starlette  # noqa: E402
 
 from pipeline.console.layout_editor import layout_routes  # noqa: E402
 from pipeline.console.layout_store import load_template  # noqa: E402
-from pipeline.layout import apply_homography, layout_from_scenario, load_layout  # noqa: E402
+from pipeline.layout import (  # noqa: E402
+    apply_homography,
+    fit_homography,
+    layout_from_scenario,
+    load_layout,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "datasets" / "samples" / "demo_round"
@@ -146,35 +151,48 @@ def test_four_clicks_give_the_demo_cameras_zones(saved_by_clicks):
         assert worst < CLICK_TOLERANCE_PX, f"{name} is {worst:.1f} px off the demo's"
 
 
-def test_a_dragged_point_is_saved_where_it_was_dropped(browser, console, saved_by_clicks):
-    base_url, _ = console
+def drag(watched: Watched, from_xy, to_xy) -> None:
+    """Drag with the mouse from image point ``from_xy`` to ``to_xy`` (px)."""
+    watched.page.mouse.move(*watched.screen_xy(from_xy))
+    watched.page.mouse.down()
+    watched.page.mouse.move(*watched.screen_xy(to_xy), steps=5)
+    watched.page.mouse.up()
+
+
+def test_dragged_points_and_corners_are_saved_where_they_were_dropped(
+    browser, console, saved_by_clicks
+):
+    """A zone's point dragged by hand, then a table corner dragged: the zones (that point
+    included) follow the corner, and the layout saved under a new name holds them there."""
+    base_url, layouts = console
     context = browser.new_context(viewport=VIEWPORT)
     watched = Watched(context, base_url)
     watched.open("/layout?open=demo_cam")
     watched.wait_message("Opened demo_cam")
-    before = load_layout(saved_by_clicks).zones_px["box_3"]
+    clicked = load_layout(saved_by_clicks)
+    box_3 = clicked.zones_px["box_3"]
     watched.page.locator("#zones li", has_text="box_3").click()
-    handle = watched.page.locator('#stage circle[data-vertex="0"]')
-    assert handle.count() == 1
-    start = watched.screen_xy(before[0])
-    target = before[0] + np.array([40.0, -30.0])
-    watched.page.mouse.move(*start)
-    watched.page.mouse.down()
-    watched.page.mouse.move(*watched.screen_xy(target), steps=5)
-    watched.page.mouse.up()
+    assert watched.page.locator('#stage circle[data-vertex="0"]').count() == 1
+    dropped = box_3[0] + np.array([40.0, -30.0])
+    drag(watched, box_3[0], dropped)
+    old_corners = np.asarray(
+        yaml.safe_load(saved_by_clicks.read_text())["reference_points"]["image_px"]
+    )
+    new_corners = old_corners + np.array([[30.0, 20.0], [0, 0], [0, 0], [0, 0]])
+    watched.page.eval_on_selector("#message", "m => { m.textContent = ''; }")
+    drag(watched, old_corners[0], new_corners[0])
+    watched.wait_message("Zones moved")
+    watched.page.fill("#name", "dragged")
     watched.click("#save")
     watched.wait_message("Saved")
-    after = load_layout(saved_by_clicks).zones_px["box_3"]
-    assert np.abs(after[0] - target).max() < CLICK_TOLERANCE_PX
-    np.testing.assert_allclose(after[1:], before[1:])
-    # put it back for the review test (which may run after this one)
-    shutil.copy(saved_by_clicks, saved_by_clicks.with_name("dragged.yaml"))
-    watched.page.mouse.move(*watched.screen_xy(target))
-    watched.page.mouse.down()
-    watched.page.mouse.move(*watched.screen_xy(before[0]), steps=5)
-    watched.page.mouse.up()
-    watched.click("#save")
-    watched.wait_message("Saved")
+    saved = load_layout(layouts / "dragged.yaml").zones_px
+    carried = fit_homography(old_corners, new_corners)
+    expected = apply_homography(carried, np.vstack([dropped, box_3[1:]]))
+    assert np.abs(saved["box_3"] - expected).max() < CLICK_TOLERANCE_PX
+    expected_8 = apply_homography(carried, clicked.zones_px["box_8"])
+    assert np.abs(saved["box_8"] - expected_8).max() < CLICK_TOLERANCE_PX
+    assert np.abs(saved["box_1"] - clicked.zones_px["box_1"]).max() > 2  # the corner moved it
+    np.testing.assert_allclose(load_layout(saved_by_clicks).zones_px["box_3"], box_3)
     watched.assert_clean()
     context.close()
 
