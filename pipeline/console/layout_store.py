@@ -11,7 +11,9 @@ The template is the packaged default layout (``pipeline/data/default_layout.yaml
 table millimetres, its four reference points the table's corners): :func:`fit_template` maps it
 onto a camera's picture by the homography from those corners to four clicked image points. A
 draft is saved as an ``image_px`` layout YAML (pipeline/layout.py's schema, reference points
-kept) only once :func:`pipeline.layout.parse_layout` accepts it; every error is one line.
+kept) only once :func:`pipeline.layout.parse_layout` accepts it and its tile size is one the
+pipeline supports (:func:`vision.view.check_tile_px`, default view settings); every error is
+one line.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from pipeline.layout import (
     parse_layout,
     read_yaml,
 )
+from vision.view import ViewError, check_tile_px
 
 NAME_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,64}")
 """A layout's name: its file is ``NAME.yaml`` in the layouts folder, so no path can hide in it."""
@@ -179,9 +182,12 @@ def spec_from_draft(draft: Any, source: str = "draft") -> dict[str, Any]:
     spec["boxes"] = {n: zones[f"box_{n}"] for n in BOX_NUMBERS}
     spec["areas"] = {a: zones[a] for a in AREA_ORDER if a in zones}
     try:
-        parse_layout(spec, source)
-    except LayoutError as err:
-        raise LayoutStoreError(str(err)) from None
+        layout = parse_layout(spec, source)
+        if layout.tile_px is not None:  # what the pipeline refuses at start, refused here
+            check_tile_px(layout.tile_px)
+    except (LayoutError, ViewError) as err:
+        line = f"{source}: {err}" if isinstance(err, ViewError) else str(err)
+        raise LayoutStoreError(line) from None
     return spec
 
 

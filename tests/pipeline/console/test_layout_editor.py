@@ -227,3 +227,13 @@ def test_a_dragged_corner_carries_the_zones_and_the_hand_made_points(client):
     one_line_error(
         client.post("/api/layout/fit", json={"corners_px": corners, "draft": no_corners})
     )
+
+
+def test_a_table_too_small_for_the_models_is_not_saved(client, layouts_dir):
+    """Corners a third as far apart: tiles ~23 px long, below what the pipeline accepts."""
+    corners = np.asarray(demo_corners_px())
+    small = (corners.mean(axis=0) + (corners - corners.mean(axis=0)) / 3).tolist()
+    draft = client.post("/api/layout/fit", json={"corners_px": small}).json()
+    answer = client.put("/api/layout/layouts/far", json={"draft": draft})
+    assert "supported: 35-120 px" in one_line_error(answer)
+    assert not layouts_dir.exists()
