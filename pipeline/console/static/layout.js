@@ -38,6 +38,7 @@
 
   function say(text, kind = "") {
     $("message").textContent = text;
+    $("message").title = text; // the header cuts a long line; the whole of it on hover
     $("message").className = `message ${kind}`;
   }
 
@@ -58,6 +59,11 @@
   }
 
   async function answer(response, read) {
+    if (response.redirected) {
+      // the console's login sends a signed-out page elsewhere: go there rather than misread it
+      window.location.assign(response.url);
+      throw new Error("signed out: log in again");
+    }
     if (response.ok) return read(response);
     const data = await response.json().catch(() => ({}));
     const err = new Error(data.error || `${response.status} ${response.statusText}`);
@@ -343,7 +349,8 @@
       ...state.draft,
       camera: $("camera").value.trim() || "default",
       chung_box: Number($("chung-box").value),
-      image_size_wh: knownWh(),
+      // the size the zones were placed for (a layout opened over another frame keeps its own)
+      image_size_wh: state.draft.image_size_wh || knownWh(),
     };
     const url = `/api/layout/layouts/${encodeURIComponent(name)}`;
     try {
