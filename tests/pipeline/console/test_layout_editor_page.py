@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+import cv2
 import numpy as np
 import pytest
 import yaml
@@ -210,6 +211,23 @@ def test_a_source_without_a_frame_is_shown_as_one_line(browser, console):
     assert "\n" not in shown and "no such file" in shown
     assert "error" in watched.page.get_attribute("#message", "class")
     watched.errors = [e for e in watched.errors if "400" not in e]  # the answer's own status line
+    watched.assert_clean()
+    context.close()
+
+
+def test_an_uploaded_picture_is_the_frame(browser, console):
+    base_url, _ = console
+    context = browser.new_context(viewport=VIEWPORT)
+    watched = Watched(context, base_url)
+    watched.open("/layout")
+    picture = np.full((360, 640, 3), (40, 110, 30), np.uint8)
+    png = cv2.imencode(".png", picture)[1].tobytes()
+    watched.page.set_input_files(
+        "#upload", files=[{"name": "felt.png", "mimeType": "image/png", "buffer": png}]
+    )
+    watched.wait_message("Frame loaded: 640×360")
+    assert watched.page.locator("#stage image").count() == 1
+    assert watched.page.inner_text("#summary").startswith("frame 640×360")
     watched.assert_clean()
     context.close()
 
