@@ -31,6 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -140,8 +142,9 @@ class _Editor:
             )
         except _TooLarge:
             return error(f"the upload is larger than {MAX_UPLOAD_BYTES >> 20} MiB", 413)
-        except Exception as err:  # python-multipart's and Starlette's parse errors: bad input
-            return error(f"not a picture upload (multipart form): {str(err)[:120]}")
+        except (HTTPException, MultiPartException, ValueError) as err:  # a malformed form
+            why = err.detail if isinstance(err, HTTPException) else str(err)
+            return error(f"not a picture upload (a multipart form): {why[:120]}")
         part = form.get(UPLOAD_FIELD)
         if part is None or isinstance(part, str):
             return error(f"the upload has no file field '{UPLOAD_FIELD}'")

@@ -143,6 +143,9 @@ def test_an_upload_that_is_no_picture_is_refused(client, monkeypatch):
         client.post("/api/layout/frame/upload", files={"picture": text})
     )
     one_line_error(client.post("/api/layout/frame/upload", files={"other": text}))
+    garbage = {"content-type": "multipart/form-data; boundary=zz"}
+    answer = client.post("/api/layout/frame/upload", content=b"garbage", headers=garbage)
+    assert "multipart" in one_line_error(answer)
     monkeypatch.setattr(layout_editor, "MAX_UPLOAD_BYTES", 1000)
     big = ("big.png", bytes(5000), "image/png")
     assert "larger" in one_line_error(
