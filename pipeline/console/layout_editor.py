@@ -50,6 +50,7 @@ from pipeline.console.layout_store import (
     LayoutFolder,
     LayoutMissing,
     LayoutStoreError,
+    Template,
     fit_template,
     load_template,
     move_draft,
@@ -92,9 +93,9 @@ class _Editor:
 
     def __init__(self, folder: LayoutFolder) -> None:
         self._folder = folder
-        self._template = None
+        self._template: Template | None = None
 
-    def _template_once(self):
+    def _template_once(self) -> Template:
         if self._template is None:
             self._template = load_template()
         return self._template
