@@ -1,0 +1,1 @@
+"""The surveillance room's console in the browser (``paigow console``)."""
