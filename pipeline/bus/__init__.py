@@ -32,13 +32,14 @@ if TYPE_CHECKING:
         PublisherSilent,
         SubscriberConfig,
     )
-    from pipeline.bus.wire import Notice
+    from pipeline.bus.wire import Heartbeat, Notice
 
 _HOMES = {
     "AlertPublisher": "publisher",
     "AlertStore": "store",
     "AlertSubscriber": "subscriber",
     "BusWarning": "subscriber",
+    "Heartbeat": "wire",
     "JournalChanged": "subscriber",
     "Notice": "wire",
     "ProxyConfig": "proxy",
@@ -57,6 +58,7 @@ __all__ = [
     "AlertStore",
     "AlertSubscriber",
     "BusWarning",
+    "Heartbeat",
     "JournalChanged",
     "Notice",
     "ProxyConfig",

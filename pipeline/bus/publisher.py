@@ -19,9 +19,10 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from types import TracebackType
+from typing import Any
 
 import zmq
 
@@ -134,6 +135,9 @@ class AlertPublisher:
         """Times the background thread's loop failed and was restarted."""
         self.dropped_replies = 0
         """Replies not sent because their peer was not reading (or gone)."""
+        self.status: Callable[[], Mapping[str, Any]] | None = None
+        """Called from the bus thread at each heartbeat: the table's health as its monitor
+        sees it (``fps``, ``camera``, ``degraded``...), sent in the heartbeat for consoles."""
         self._emit_lock = threading.RLock()  # numbering and publishing stay in one order
         self._left_open_closed = False
         self._start_thread()
@@ -225,7 +229,9 @@ class AlertPublisher:
     def _beat(self) -> None:
         """The heartbeat first (a retry below may wait on a locked journal), then the spill
         written back if due, held alerts published, what a crash left open closed."""
-        frames = heartbeat_frames(self.table, self.store.last_seq(self.table), self.store.id)
+        frames = heartbeat_frames(
+            self.table, self.store.last_seq(self.table), self.store.id, self._status()
+        )
         with self._pub_lock:
             self._pub.send_multipart(frames)
         with self._emit_lock:
@@ -233,6 +239,15 @@ class AlertPublisher:
             self._publish(self.store.take_unpublished())  # held alerts, numbered at last
         self._close_left_open()
         self._report_journal()
+
+    def _status(self) -> Mapping[str, Any] | None:
+        """What ``status`` says now; nothing when it fails (the heartbeat goes regardless)."""
+        if self.status is None:
+            return None
+        try:
+            return self.status()
+        except Exception:
+            return None
 
     def _restarted(self, why: str) -> None:
         self.restarts += 1

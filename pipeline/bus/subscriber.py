@@ -76,6 +76,9 @@ class SubscriberConfig:
     """Messages queued before this subscriber's socket drops (the gap is replayed)."""
     max_message_bytes: int = 16 * 2**20
     """ZMQ_MAXMSGSIZE: a longer message closes the connection (it then reconnects)."""
+    heartbeats: bool = False
+    """Also pass on each table's heartbeats (after the alerts they announce), for a console
+    that shows the tables' health (``Heartbeat.status``)."""
     linger_ms: int = 0
     """How long unsent messages outlive close(): nothing a subscriber sends (subscriptions, a
     replay request) is of use once it is closed, so none by default."""
@@ -117,7 +120,8 @@ class JournalChanged:
     why: str
 
 
-Item = Alert | PublisherSilent | PublisherBack | BusWarning | JournalChanged | Notice
+Item = Alert | PublisherSilent | PublisherBack | BusWarning | JournalChanged | Notice | Heartbeat
+"""What a subscriber yields (heartbeats only with ``SubscriberConfig.heartbeats``)."""
 
 
 def parse_message(frames: list[bytes]) -> Heartbeat | Notice | Alert:
@@ -244,6 +248,8 @@ class AlertSubscriber:
                 yield message
             case Alert(seq=int(seq)) if seq > next_seq:
                 yield from self._catch_up(message.table)
+        if self._config.heartbeats and isinstance(message, Heartbeat):
+            yield message
 
     def _check_journal(
         self, message: Heartbeat | Alert | ReplayReply, table: str

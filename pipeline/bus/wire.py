@@ -5,7 +5,10 @@ PUB socket, multipart ``[topic, payload]``:
 - ``alert.<table>.<kind>``: one alert (:func:`pipeline.alerts.to_wire`; its optional
   ``confidence`` is ``"low"`` for an alert opened while the table's vision was degraded);
 - ``hb.<table>``: a heartbeat ``{"schema": 1, "table": T, "last_seq": N, "wall_time": ...,
-  "journal": ID}``;
+  "journal": ID, "status": {...}}``; ``status`` (optional) is what the table's monitor says of
+  itself, flat: ``fps`` (frames processed per second, lately), ``camera`` (``ok`` or ``lost``),
+  ``degraded`` (its vision judged unreliable), ``phase`` (the round's); a console shows it as
+  the table's health. Other keys are kept if they are short scalars;
 - ``sys.<table>``: a system notice ``{"schema": 1, "table": T, "notice": NAME, "message": ...,
   "wall_time": ..., "journal": ID}`` (``journal_unwritable``, ``journal_recovered``,
   ``bus_restarted``; from the monitor, ``vision_degraded`` and ``vision_restored``; from a
@@ -25,8 +28,10 @@ table's last journaled number, or with ``{"error": "..."}``.
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.alerts import SCHEMA, Alert, from_dict, to_dict, utc_now
@@ -39,6 +44,8 @@ _JOURNAL = re.compile(r"[0-9a-f]{1,64}")
 _REQUEST_FIELDS = {"table", "from_seq", "limit"}
 MAX_SEQ = 2**63 - 1
 """The largest sequence number (SQLite's largest integer); larger numbers are malformed."""
+MAX_STATUS_KEYS = 16
+"""Most names a heartbeat's ``status`` keeps."""
 MAX_DEPTH = 8
 """Deepest JSON nesting parsed from a peer; deeper payloads are refused unparsed (a request is
 flat, a notice or heartbeat too)."""
@@ -141,14 +148,49 @@ class Heartbeat:
     last_seq: int
     wall_time: str
     journal: str | None = None
+    status: Mapping[str, Any] = field(default_factory=dict)
+    """The monitor's word on itself (``fps``, ``camera``, ``degraded``, ``phase``); may be empty."""
 
 
-def heartbeat_frames(table: str, last_seq: int, journal: str | None = None) -> list[bytes]:
+def heartbeat_frames(
+    table: str,
+    last_seq: int,
+    journal: str | None = None,
+    status: Mapping[str, Any] | None = None,
+) -> list[bytes]:
     """The multipart heartbeat of ``table``, stamped now."""
-    body = {"schema": SCHEMA, "table": table, "last_seq": last_seq, "wall_time": utc_now()}
+    body: dict[str, Any] = {
+        "schema": SCHEMA,
+        "table": table,
+        "last_seq": last_seq,
+        "wall_time": utc_now(),
+    }
     if journal is not None:
         body["journal"] = journal
+    if status:
+        body["status"] = _status(status)
     return [HEARTBEAT_PREFIX + table.encode(), json_bytes(body)]
+
+
+def _status(obj: Any) -> dict[str, Any]:
+    """The flat part of a heartbeat's ``status`` a console can show: at most
+    ``MAX_STATUS_KEYS`` names of at most 32 characters whose values are finite numbers,
+    booleans, None or strings (cut to 64); anything else is left out, never an error."""
+    if not isinstance(obj, Mapping):
+        return {}
+    out: dict[str, Any] = {}
+    for name, value in list(obj.items())[:MAX_STATUS_KEYS]:
+        if not isinstance(name, str) or not 0 < len(name) <= 32:
+            continue
+        if isinstance(value, str):
+            out[name] = value[:64]
+        elif (
+            value is None
+            or isinstance(value, bool | int)
+            or (isinstance(value, float) and math.isfinite(value))
+        ):
+            out[name] = value
+    return out
 
 
 def parse_heartbeat(payload: bytes) -> Heartbeat:
@@ -159,6 +201,7 @@ def parse_heartbeat(payload: bytes) -> Heartbeat:
         _count(obj, "last_seq", 0),
         str(obj.get("wall_time"))[:64],
         _journal_id(obj),
+        _status(obj.get("status")),
     )
 
 

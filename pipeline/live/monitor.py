@@ -39,7 +39,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TextIO
+from typing import Any, Literal, Protocol, TextIO
 
 from pipeline.alerts import Alert, describe_alert
 from pipeline.evidence import Snapshots
@@ -273,6 +273,18 @@ class Monitor:
         self.on_latency: Callable[[float], None] | None = None
         self._arrivals: deque[tuple[int, float]] = deque()  # (frame index, arrival), in order
         self._arrived_at: float | None = None  # arrival of the frame being processed
+        self.degraded = False  # the table's vision judged unreliable (notices said so)
+
+    def status(self) -> dict[str, Any]:
+        """The monitor's word on itself for the bus's heartbeats (read from another thread)."""
+        stats = self.stats
+        return {
+            "fps": round(stats.fps, 1),
+            "camera": "lost" if stats.blind else "ok",
+            "degraded": self.degraded,
+            "phase": stats.phase,
+            "state": self.loop_state,
+        }
 
     def run(self, stop: threading.Event | None = None) -> MonitorStats:
         """Process until the source ends or ``stop`` is set; then finish the pipeline and emit
@@ -367,11 +379,13 @@ class Monitor:
         for event in events:
             match event:
                 case VisionDegraded(time_s=time_s, reason=reason):
+                    self.degraded = True
                     self.sink.notice(
                         VISION_DEGRADED,
                         f"since {time_s:.1f} s of video: {reason}; alerts say confidence low",
                     )
                 case VisionRestored(time_s=time_s, degraded_s=degraded_s):
+                    self.degraded = False
                     self.sink.notice(
                         VISION_RESTORED, f"at {time_s:.1f} s of video, after {degraded_s:.1f} s"
                     )

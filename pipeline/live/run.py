@@ -88,6 +88,7 @@ def run_monitor(
         report = report or ConsoleReport(config)
         monitor = Monitor(source, metrics.timed(pipeline), publisher, config, report, snapshots)
         metrics.attach(monitor, store)
+        publisher.status = monitor.status  # the heartbeats carry the table's health
         if started is not None:
             started(monitor, publisher)
         return monitor.run(stop)

@@ -12,13 +12,21 @@ from pipeline.alerts import Alert, from_wire, make_alert, to_wire
 from pipeline.bus import (
     AlertPublisher,
     AlertSubscriber,
+    Heartbeat,
     PublisherBack,
     PublisherConfig,
     PublisherSilent,
     SubscriberConfig,
 )
 from pipeline.bus.keys import ClientCurve, client_curve, new_keys, server_curve
-from pipeline.bus.wire import ReplayReply, encode_reply, parse_notice, parse_reply, parse_request
+from pipeline.bus.wire import (
+    ReplayReply,
+    encode_reply,
+    parse_heartbeat,
+    parse_notice,
+    parse_reply,
+    parse_request,
+)
 from pipeline.journal import Journal
 
 ANY_PORT = "tcp://127.0.0.1:*"
@@ -105,6 +113,37 @@ def test_alert_and_heartbeat_on_the_wire(journal, ctx):
     assert wire["schema"] == 1 and wire["seq"] == 1 and from_wire(payload) == stored
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", wire["wall_time"])
     assert journal.read("T1", 1, 10) == [stored]
+
+
+def test_heartbeats_carry_the_monitors_status_to_a_subscriber_that_asks(journal, ctx):
+    with publisher(journal, ctx) as pub:
+        pub.status = lambda: {"fps": 12.5, "camera": "lost", "degraded": True, "x": [1]}
+        with subscriber(pub, ctx, heartbeats=True) as sub:
+            beats = take_until(iter(sub), lambda item: isinstance(item, Heartbeat))
+        with subscriber(pub, ctx) as sub:  # not asked: none, as before
+            items = list(sub.items(timeout_s=0.5))
+        pub.status = lambda: 1 / 0  # a failing status: the heartbeat goes without it
+        with subscriber(pub, ctx, heartbeats=True) as sub:
+            bare = take_until(iter(sub), lambda item: isinstance(item, Heartbeat))
+    assert beats[-1].table == "T1" and beats[-1].journal == journal.id
+    assert beats[-1].status == {"fps": 12.5, "camera": "lost", "degraded": True}  # flat only
+    assert not any(isinstance(item, Heartbeat) for item in items)
+    assert bare[-1].status == {}
+
+
+@pytest.mark.parametrize(
+    "status, kept",
+    [
+        ({"fps": float("nan"), "camera": "ok" * 50}, {"camera": ("ok" * 50)[:64]}),
+        ({f"k{i}": i for i in range(40)}, {f"k{i}": i for i in range(16)}),
+        ("not a mapping", {}),
+        ({"": 1, "y" * 33: 2, "ok": None}, {"ok": None}),
+    ],
+)
+def test_a_heartbeats_status_keeps_only_short_flat_values(status, kept):
+    payload = json.dumps({"schema": 1, "table": "T1", "last_seq": 0, "wall_time": "t",
+                          "status": status}).encode()  # fmt: skip
+    assert parse_heartbeat(payload).status == kept
 
 
 def test_late_subscriber_receives_every_alert_from_replay(journal, ctx):

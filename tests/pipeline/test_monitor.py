@@ -304,10 +304,14 @@ def test_the_tables_vision_degraded_and_restored_are_sent_as_notices():
                 result.events.append(VisionRestored(3, 0.12, 0.08))
             return result
 
-    sink = ListSink()
-    run_monitor(Monitor(FakeSource([frame(i) for i in range(6)], live=False), Seeing(), sink))
-    assert [name for name, _ in sink.notices] == ["vision_degraded", "vision_restored"]
-    assert "5 dice in the dice area; alerts say confidence low" in sink.notices[0][1]
+    sink, said = ListSink(), []
+    monitor = Monitor(FakeSource([frame(i) for i in range(6)], live=False), Seeing(), sink)
+    sink.notice = lambda name, message: said.append((name, message, monitor.status()))
+    run_monitor(monitor)
+    assert [name for name, _, _ in said] == ["vision_degraded", "vision_restored"]
+    assert "5 dice in the dice area; alerts say confidence low" in said[0][1]
+    assert [status["degraded"] for _, _, status in said] == [True, False]  # for heartbeats
+    assert said[0][2]["camera"] == "ok" and said[0][2]["state"] == "running"
 
 
 class Terminal(io.StringIO):
