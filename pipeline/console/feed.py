@@ -4,7 +4,7 @@ Two threads, so that the bus is read while SQLite writes:
 
 - ``console-bus`` iterates an :class:`~pipeline.bus.AlertSubscriber` (from each table's #1:
   the store drops what it has, so a restarted console misses nothing and doubles nothing) and
-  puts every item on a queue;
+  puts every item on a queue (heartbeats too: they carry each table's status);
 - ``console-store`` takes what is queued, up to :data:`BATCH_ITEMS` at a time: alerts into the
   :class:`~pipeline.journal.console.ConsoleStore` in one transaction, every item into the
   :class:`~pipeline.console.health.HealthBoard`, then tells the pages (:class:`Hub`) which
@@ -23,6 +23,7 @@ from typing import Any
 from pipeline.alerts import Alert
 from pipeline.bus import AlertSubscriber, SubscriberConfig
 from pipeline.bus.keys import client_curve
+from pipeline.bus.wire import Heartbeat
 from pipeline.console.config import ConsoleConfig
 from pipeline.console.health import CAMERA_LOST_KIND, HealthBoard
 from pipeline.console.hub import Hub
@@ -41,8 +42,11 @@ _STOP = object()
 
 
 def _about_health(item: object) -> bool:
-    """Whether the item changes a table's health at once (a notice, a lost camera...)."""
-    return not isinstance(item, Alert) or item.kind == CAMERA_LOST_KIND
+    """Whether the item changes a table's health at once (a notice, a silence, a lost
+    camera); heartbeats are shown at the next :data:`HEALTH_PERIOD_S`."""
+    if isinstance(item, Alert):
+        return item.kind == CAMERA_LOST_KIND
+    return not isinstance(item, Heartbeat)
 
 
 class Feed:
@@ -76,6 +80,7 @@ class Feed:
             pub_endpoint=config.pub_endpoint,
             replay_endpoint=config.replay_endpoint,
             silence_s=config.silence_s,
+            heartbeats=True,
         )
         subscriber = AlertSubscriber(subscriber_config, curve)
         self._threads = [

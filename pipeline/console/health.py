@@ -2,7 +2,7 @@
 
 :class:`HealthBoard` takes every item the subscriber yields (:meth:`HealthBoard.observe`) and
 says, per table (:meth:`HealthBoard.snapshot`): when it was last heard, its last heartbeat's
-frame rate, whether its camera is lost (a ``camera_lost`` alert open, or the heartbeat's
+frame rate and round phase (the heartbeat's ``status``), whether its camera is lost (a ``camera_lost`` alert open, or the heartbeat's
 status), its vision degraded, its journal unwritable, and whether it is silent. A table not
 heard for ``silence_s`` (or the whole bus) is ``alarm`` (red); lost camera and unwritable journal
 too; degraded vision is ``warn``.
@@ -46,6 +46,8 @@ class TableHealth:
     """The last heartbeat's wall time (UTC, the monitor's clock)."""
     last_seq: int | None = None
     fps: float | None = None
+    phase: str | None = None
+    """The round's phase, as the monitor's last heartbeat said."""
     camera_lost: bool = False
     vision_degraded: bool = False
     journal_unwritable: bool = False
@@ -103,7 +105,9 @@ class HealthBoard:
 
     def _on_heartbeat(self, health: TableHealth, heartbeat: Heartbeat) -> None:
         health.last_heartbeat, health.last_seq = heartbeat.wall_time, heartbeat.last_seq
-        status = getattr(heartbeat, "status", None) or {}
+        status = heartbeat.status
+        if isinstance(status.get("phase"), str):
+            health.phase = status["phase"]
         fps = status.get("fps")
         if isinstance(fps, int | float) and not isinstance(fps, bool):
             health.fps = float(fps)

@@ -230,6 +230,7 @@ function renderHealth(health) {
     chip.append(el("b", null, table.table));
     const parts = [`${table.heard_age_s.toFixed(0)} s ago`];
     if (table.fps !== null) parts.push(`${table.fps.toFixed(1)} fps`);
+    if (table.phase && table.phase !== "-") parts.push(table.phase.replaceAll("_", " "));
     chip.append(document.createTextNode(parts.join(" · ")));
     if (table.reasons.length) chip.append(el("span", "why", " · " + table.reasons.join(", ")));
     chip.title = (table.notes || []).join("\n") || "no notice";
