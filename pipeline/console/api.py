@@ -154,6 +154,9 @@ class Api:
         return FileResponse(found, media_type="image/jpeg")
 
     async def ack(self, request: Request) -> Response:
+        if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
+            # a form or text/plain post from another site cannot set this type without CORS
+            return JSONResponse({"error": "send application/json"}, status_code=415)
         try:
             body = await request.json()
         except (ValueError, UnicodeDecodeError):

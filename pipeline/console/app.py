@@ -13,6 +13,7 @@ from pathlib import Path
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Mount, Route
@@ -26,6 +27,8 @@ from pipeline.console.feed import Feed
 from pipeline.console.hub import Hub
 from pipeline.journal.console import ConsoleStore
 
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost"]
+"""Host headers a console bound to IPv4 loopback answers (against DNS rebinding)."""
 SESSION_COOKIE = "paigow_console"
 SESSION_MAX_AGE_S = 12 * 3600
 """A login lasts a shift. Longer: fewer logins; shorter: a forgotten browser is closed sooner."""
@@ -91,6 +94,8 @@ def build_app(config: ConsoleConfig, store: ConsoleStore, feed: Feed, hub: Hub) 
         *editor,
     ]
     middleware = [Middleware(SecurityHeaders)]
+    if config.host in LOOPBACK_HOSTS:  # no page of another site, rebound to 127.0.0.1, gets in
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS))
     if not config.no_login:
         operators = load_operators(config.operators_path) if config.operators_path else {}
         if not operators:

@@ -2,10 +2,10 @@
 
 :class:`HealthBoard` takes every item the subscriber yields (:meth:`HealthBoard.observe`) and
 says, per table (:meth:`HealthBoard.snapshot`): when it was last heard, its last heartbeat's
-frame rate and round phase (the heartbeat's ``status``), whether its camera is lost (a ``camera_lost`` alert open, or the heartbeat's
-status), its vision degraded, its journal unwritable, and whether it is silent. A table not
-heard for ``silence_s`` (or the whole bus) is ``alarm`` (red); lost camera and unwritable journal
-too; degraded vision is ``warn``.
+frame rate and round phase (the heartbeat's ``status``), whether its camera is lost (a
+``camera_lost`` alert open, or the heartbeat's status), its vision degraded, its journal
+unwritable, and whether it is silent. A table not heard for ``silence_s`` (or the whole bus) is
+``alarm`` (red); lost camera and unwritable journal too; degraded vision is ``warn``.
 
 >>> from pipeline.bus.wire import Notice
 >>> board = HealthBoard(silence_s=3.0)

@@ -32,12 +32,14 @@ class _Stream:
         self.overflowed = False
 
     def offer(self, event: Event) -> None:
-        """Runs in the stream's loop: queue the event, or a reload once the queue is full."""
+        """Runs in the stream's loop: queue the event; when the queue is full, replace all
+        that is queued by one reload (and drop what follows until the page has read it)."""
         if self.overflowed and event is not CLOSED:
             return
         if self.queue.full():
             self.overflowed = True
-            self.queue.get_nowait()  # room for the reload, which supersedes what was queued
+            while not self.queue.empty():
+                self.queue.get_nowait()
             event = CLOSED if event is CLOSED else {"type": "reload"}
         self.queue.put_nowait(event)
 
@@ -45,9 +47,6 @@ class _Stream:
         event = await self.queue.get()
         if event.get("type") == "reload":
             self.overflowed = False
-            while not self.queue.empty():  # what was queued before the reload is stale
-                if self.queue.get_nowait() is CLOSED:
-                    return CLOSED
         return event
 
 

@@ -248,7 +248,7 @@ function connect() {
       renderHealth(event);
     } else if (event.type === "wall" || event.type === "reload" || event.type === "hello") {
       refreshWall();
-      refreshChoices();
+      refreshChoicesSoon();
       const touched = event.type !== "wall" || !event.ids.length || event.ids.includes(state.selected);
       if (state.selected !== null && touched) openDetail(state.selected, false);
     }
@@ -263,6 +263,15 @@ function fillSelect(name, values) {
   const first = select.options[0];
   select.replaceChildren(first, ...values.map((v) => { const o = el("option", null, v); o.value = v; return o; }));
   select.value = values.includes(chosen) ? chosen : "";
+}
+
+const CHOICES_EVERY_MS = 5000;  // the filters' lists are read again at most this often
+let choicesTimer = null;
+
+function refreshChoicesSoon() {
+  if (choicesTimer === null) {
+    choicesTimer = setTimeout(() => { choicesTimer = null; refreshChoices(); }, CHOICES_EVERY_MS);
+  }
 }
 
 async function refreshChoices() {

@@ -21,7 +21,7 @@ from pipeline.journal import Journal
 from pipeline.journal.console import ConsoleStore
 
 with warnings.catch_warnings():  # starlette 1.x would rather have httpx2, not installed here
-    warnings.simplefilter("ignore", DeprecationWarning)
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from starlette.testclient import TestClient
 
 WAIT_S = 10.0
@@ -47,7 +47,7 @@ def make_client(tmp_path, **changes):
     store = ConsoleStore(config.db_path)
     hub = Hub()
     app = build_app(config, store, Feed(config, store, hub), hub)
-    return TestClient(app, follow_redirects=False), store
+    return TestClient(app, base_url="http://127.0.0.1", follow_redirects=False), store
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_acknowledging_names_the_operator_and_feeds_the_audit_csv(client):
     [
         (("POST", "/api/irregularities/99/ack", {"note": ""}), 404),
         (("POST", "/api/irregularities/1/ack", {"note": 5}), 400),
-        (("POST", "/api/irregularities/1/ack", None), 400),
+        (("POST", "/api/irregularities/1/ack", None), 415),
         (("GET", "/api/irregularities/99", None), 404),
         (("GET", "/api/wall?state=bogus", None), 400),
         (("GET", "/api/wall?before=x", None), 400),
@@ -186,6 +186,20 @@ def test_every_response_forbids_loading_from_other_hosts(tmp_path):
     with client, store:
         policy = client.get("/").headers["content-security-policy"]
         assert "default-src 'self'" in policy and "connect-src 'self'" in policy
+
+
+def test_other_sites_cannot_acknowledge_on_a_console_without_login(tmp_path):
+    client, store = make_client(tmp_path, no_login=True)
+    with client, store:
+        store.add([alert(1)])
+        text_post = client.post(
+            "/api/irregularities/1/ack", content='{"note": "x"}',
+            headers={"content-type": "text/plain"},
+        )  # fmt: skip
+        assert text_post.status_code == 415  # what a form on another page can send
+        rebound = client.get("/api/wall", headers={"host": "evil.example:8080"})
+        assert rebound.status_code == 400  # a name rebound to 127.0.0.1 is not served
+        assert store.acks(1) == []
 
 
 def test_the_health_api_shows_the_heartbeats_status(tmp_path, ctx):

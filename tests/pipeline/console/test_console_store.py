@@ -127,3 +127,28 @@ def test_health_from_heartbeats_notices_camera_alerts_and_silence():
     assert board.bus_silent and all(t["silent"] for t in board.snapshot(3.0))
     board.observe(PublisherBack(3.5), 3.5)
     assert not board.bus_silent
+
+
+def test_a_page_that_falls_behind_is_told_to_reload_and_close_ends_every_stream():
+    import asyncio
+
+    from pipeline.console.hub import CLOSED, QUEUE_EVENTS, Hub
+
+    async def run():
+        hub = Hub()
+        stream = hub.open()
+        for n in range(QUEUE_EVENTS + 10):  # a burst the page did not read
+            hub.publish({"type": "wall", "ids": [n]})
+        await asyncio.sleep(0)  # the loop runs the handed-over offers
+        first = await stream.next()
+        hub.publish({"type": "wall", "ids": ["after"]})
+        await asyncio.sleep(0)
+        second = await stream.next()
+        hub.close()
+        await asyncio.sleep(0)
+        return first, second, await stream.next()
+
+    first, second, last = asyncio.run(run())
+    assert first == {"type": "reload"}
+    assert second == {"type": "wall", "ids": ["after"]}
+    assert last is CLOSED
