@@ -131,6 +131,7 @@ def test_health_from_heartbeats_notices_camera_alerts_and_silence():
 
 def test_a_page_that_falls_behind_is_told_to_reload_and_close_ends_every_stream():
     import asyncio
+    import threading
 
     from pipeline.console.hub import CLOSED, QUEUE_EVENTS, Hub
 
@@ -148,7 +149,11 @@ def test_a_page_that_falls_behind_is_told_to_reload_and_close_ends_every_stream(
         await asyncio.sleep(0)
         return first, second, await stream.next()
 
-    first, second, last = asyncio.run(run())
+    results = []  # in a thread of its own: Playwright's loop may be running in this one
+    worker = threading.Thread(target=lambda: results.append(asyncio.run(run())))
+    worker.start()
+    worker.join(10.0)
+    first, second, last = results[0]
     assert first == {"type": "reload"}
     assert second == {"type": "wall", "ids": ["after"]}
     assert last is CLOSED
