@@ -146,11 +146,12 @@ def login_routes(operators: dict[str, str]) -> list[tuple[str, Any, list[str]]]:
         name, password = str(form.get("operator", "")), str(form.get("password", ""))
         stored = operators.get(name, decoy)  # an unknown name costs a hash too: no timing hint
         good = await run_in_threadpool(verify_password, password, stored)  # ~20 ms of CPU
+        target = _local(str(form.get("next", "/")))
         if name not in operators or not good:
-            return RedirectResponse("/login?failed=1", status_code=303)
+            return RedirectResponse(f"/login?failed=1&next={quote(target)}", status_code=303)
         request.session.clear()
         request.session["operator"] = name
-        return RedirectResponse(_local(str(form.get("next", "/"))), status_code=303)
+        return RedirectResponse(target, status_code=303)
 
     async def logout(request: Request) -> Response:
         request.session.clear()

@@ -89,7 +89,7 @@ def test_every_page_and_api_needs_a_login(client):
     assert client.get("/api/events").status_code == 401
     assert client.get("/static/wall.js").status_code == 303
     assert client.get("/login").status_code == 200
-    assert log_in(client, "wrong").headers["location"] == "/login?failed=1"
+    assert log_in(client, "wrong").headers["location"] == "/login?failed=1&next=/"
     assert client.get("/api/wall").status_code == 401
     assert log_in(client).headers["location"] == "/"
     assert client.get("/api/me").json()["operator"] == "alice"

@@ -9,6 +9,7 @@ import pytest
 
 from pipeline.alerts import AlertState, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
+from pipeline.console.auth import add_operator
 from pipeline.console.config import ConsoleConfig
 from pipeline.console.server import serve_in_thread
 from pipeline.journal import Journal
@@ -205,3 +206,27 @@ def test_the_page_shows_no_error_and_asks_nothing_of_other_hosts(console, publis
     assert watched.errors == []
     assert watched.foreign_requests() == []
     assert any(u.endswith("/api/events") for u in watched.requests)
+
+
+def test_an_operator_logs_in_and_acknowledges_under_their_name(tmp_path, publisher, pages):
+    operators = tmp_path / "operators.yaml"
+    add_operator(operators, "alice", "correct horse")
+    config = console_config(tmp_path, publisher, no_login=False, operators_path=operators)
+    with serve_in_thread(config) as console:
+        publisher.emit(alert("dice_not_flat", box=None))
+        watched = pages(console)
+        page = watched.page
+        page.goto(console.url + "/alert/1")
+        page.wait_for_url("**/login?next=/alert/1")
+        page.fill("input[name=operator]", "alice")
+        page.fill("input[name=password]", "guess")
+        page.click("button[type=submit]")
+        page.locator("#failed").wait_for()
+        page.fill("input[name=operator]", "alice")
+        page.fill("input[name=password]", "correct horse")
+        page.click("button[type=submit]")
+        page.locator("#operator", has_text="alice").wait_for()
+        page.fill("#ack-note", "checked")  # the detail of /alert/1, where the login began
+        page.click("#ack-button")
+        page.locator("#d-acks li", has_text="alice").wait_for()
+        watched.close()
