@@ -230,3 +230,15 @@ def test_an_operator_logs_in_and_acknowledges_under_their_name(tmp_path, publish
         page.click("#ack-button")
         page.locator("#d-acks li", has_text="alice").wait_for()
         watched.close()
+
+
+def test_a_table_silent_past_its_deadline_turns_red(tmp_path, publisher, pages):
+    config = console_config(tmp_path, publisher, silence_s=1.0)
+    with serve_in_thread(config) as console:
+        watched = pages(console)
+        page = watched.open()
+        page.locator(".chip.level-ok[data-table='T1']").wait_for()
+        publisher.close()  # the monitor is gone: no more heartbeats
+        page.locator(".chip.level-alarm[data-table='T1']", has_text="silent").wait_for()
+        page.locator("#bus-silent").wait_for()  # its one publisher: the whole bus is silent
+        watched.close()
