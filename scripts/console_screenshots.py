@@ -121,7 +121,7 @@ def shoot(stack: contextlib.ExitStack, folder: Path, run: Path, out: Path) -> No
     page.screenshot(path=str(out / "console-wall.png"))
     page.locator(".row[data-kind='single_tile_exposed']").first.click()
     page.locator("#d-snapshot img").wait_for()
-    page.wait_for_function("document.querySelector('#d-snapshot img').complete")
+    page.wait_for_function("() => document.querySelector('#d-snapshot img').complete")
     page.screenshot(path=str(out / "console-detail.png"))
     browser.close()
 
