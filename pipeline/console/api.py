@@ -31,7 +31,14 @@ from pipeline.alerts import to_dict
 from pipeline.console.config import ConsoleConfig
 from pipeline.console.feed import Feed
 from pipeline.console.hub import CLOSED, Hub
-from pipeline.journal.console import WALL_STATES, ConsoleStore, StoredAlert, WallQuery
+from pipeline.journal.console import (
+    WALL_STATES,
+    Ack,
+    ConsoleStore,
+    Irregularity,
+    StoredAlert,
+    WallQuery,
+)
 from vision.draw import SEVERITY_COLOURS
 
 NOTE_CHARS = 1000
@@ -218,7 +225,7 @@ class Api:
             headers={"Content-Disposition": f'attachment; filename="{name}"'},
         )
 
-    def _shift(self, request: Request) -> list:
+    def _shift(self, request: Request) -> list[tuple[Ack, Irregularity]]:
         params = request.query_params
         start = utc_iso(params.get("from") or "1970-01-01T00:00:00Z", "from")
         end = utc_iso(params.get("to") or "9999-12-31T23:59:59Z", "to")

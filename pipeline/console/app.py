@@ -28,7 +28,8 @@ from pipeline.console.hub import Hub
 from pipeline.journal.console import ConsoleStore
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost"]
-"""Host headers a console bound to IPv4 loopback answers (against DNS rebinding)."""
+"""Host headers a console without login answers (against DNS rebinding); a console with a
+login may sit behind a reverse proxy that sends its own name."""
 SESSION_COOKIE = "paigow_console"
 SESSION_MAX_AGE_S = 12 * 3600
 """A login lasts a shift. Longer: fewer logins; shorter: a forgotten browser is closed sooner."""
@@ -94,7 +95,9 @@ def build_app(config: ConsoleConfig, store: ConsoleStore, feed: Feed, hub: Hub) 
         *editor,
     ]
     middleware = [Middleware(SecurityHeaders)]
-    if config.host in LOOPBACK_HOSTS:  # no page of another site, rebound to 127.0.0.1, gets in
+    if config.no_login and config.host in LOOPBACK_HOSTS:
+        # without a login, a page of another site whose name was rebound to 127.0.0.1 could
+        # use the API; with one, its requests carry no session (the cookie is the console's)
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=LOOPBACK_HOSTS))
     if not config.no_login:
         operators = load_operators(config.operators_path) if config.operators_path else {}

@@ -71,7 +71,6 @@ class Feed:
         self._items: queue.Queue[Any] = queue.Queue()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
-        self.alerts_stored = 0
 
     def start(self) -> None:
         config = self._config
@@ -138,7 +137,6 @@ class Feed:
         except Exception as exc:  # a full disk: the alerts come back from the bus next start
             print(f"paigow console: cannot store {len(alerts)} alert(s): {exc}", file=sys.stderr)
             return
-        self.alerts_stored += len(alerts)
         if changed:
             ids = changed[-WALL_IDS_SENT:] if len(changed) <= WALL_IDS_SENT else []
             self._hub.publish({"type": "wall", "ids": ids, "count": len(changed)})

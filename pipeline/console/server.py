@@ -40,6 +40,11 @@ class ConsoleHandle:
     _thread: threading.Thread
     _stopped: bool = False
 
+    @property
+    def serving(self) -> bool:
+        """Whether the HTTP server's thread is still running."""
+        return self._thread.is_alive()
+
     def stop(self) -> None:
         if self._stopped:
             return
@@ -119,5 +124,5 @@ def run_console(config: ConsoleConfig, stop: threading.Event, announce=print) ->
     with serve_in_thread(config) as handle:
         announce(f"console on {handle.url} (bus {config.pub_endpoint}, store {config.db_path})")
         while not stop.wait(0.5):
-            if not handle._thread.is_alive():
+            if not handle.serving:
                 raise RuntimeError("the console's HTTP server stopped")

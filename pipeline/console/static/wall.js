@@ -292,7 +292,10 @@ async function start() {
   for (const [severity, colour] of Object.entries(me.palette || {})) {
     document.documentElement.style.setProperty("--sev-" + severity, colour);
   }
-  $("filters").addEventListener("change", () => { state.items = []; state.next = null; refreshWall(); });
+  $("filters").addEventListener("change", () => {
+    Object.assign(state, { items: [], firstPage: 0, next: null });
+    refreshWall();
+  });
   $("more").addEventListener("click", loadOlder);
   $("close-detail").addEventListener("click", closeDetail);
   $("ack-form").addEventListener("submit", acknowledge);
