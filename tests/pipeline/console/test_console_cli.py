@@ -75,3 +75,15 @@ def test_the_command_serves_the_wall_until_sigterm(tmp_path):
         proc.kill()
     assert proc.returncode == 0, err
     assert f"console on http://127.0.0.1:{port}" in err
+
+
+def test_the_parser_loads_no_web_stack():
+    """``paigow --help`` must not pay for starlette and uvicorn (nor need the console extra)."""
+    code = (
+        "import sys; from pipeline.cli import build_parser; build_parser(); "
+        "print(sorted({'starlette', 'uvicorn', 'sse_starlette'} & sys.modules.keys()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
