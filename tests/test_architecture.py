@@ -24,6 +24,10 @@ CONFINED = {
     "onnxruntime": ("vision/onnx", "scripts/quantize"),
     "sqlite3": ("pipeline/journal",),
     "ray": ("pipeline/cluster/",),
+    # the browser console is the only web server
+    "starlette": ("pipeline/console/",),
+    "uvicorn": ("pipeline/console/",),
+    "sse_starlette": ("pipeline/console/",),
     # the monitor serves metrics from one place; the fleet bench reads them
     "prometheus_client": ("pipeline/live/metrics", "scripts/bench_fleet"),
     "ultralytics": ("scripts/",),

@@ -1,7 +1,7 @@
 """The ``paigow`` command: one composition root that dispatches to sub-commands.
 
 One module per command (:mod:`pipeline.cli.game`, ``synth``, ``detect``, ``alerts``,
-``monitor``, ``fleet``, ``proxy``, ``review``, ``config``); what several share lives in
+``console``, ``monitor``, ``fleet``, ``proxy``, ``review``, ``config``); what several share lives in
 :mod:`pipeline.cli.common`, and no command imports another or this package. Each command
 module exposes ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
 Bad input raises :class:`~pipeline.cli.common.UsageError` (or a ``ValueError`` from the engine)
@@ -16,11 +16,22 @@ import signal
 import sys
 import threading
 
-from pipeline.cli import alerts, config, detect, fleet, game, monitor, proxy, review, synth
+from pipeline.cli import (
+    alerts,
+    config,
+    console,
+    detect,
+    fleet,
+    game,
+    monitor,
+    proxy,
+    review,
+    synth,
+)
 from pipeline.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
 DEBUG_ENV = "PAIGOW_DEBUG"
-COMMANDS = (game, synth, detect, alerts, monitor, fleet, proxy, review, config)
+COMMANDS = (game, synth, detect, alerts, console, monitor, fleet, proxy, review, config)
 
 
 class _Parser(argparse.ArgumentParser):

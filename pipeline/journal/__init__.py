@@ -11,6 +11,9 @@ A write that SQLite refuses (a full disk, another writer holding the lock past t
 raises :class:`JournalError` with SQLite's own message; :class:`pipeline.bus.store.AlertStore`
 spills such alerts to a :class:`Spill` file and folds them back with :meth:`Journal.insert`.
 
+The package holds every SQLite file of the project: this journal, and the browser console's
+own store (:mod:`pipeline.journal.console`).
+
 >>> import tempfile
 >>> from pipeline.alerts import make_alert
 >>> alert = make_alert("dice_not_flat", table="T1", round=1, box=None, video_time_s=2.0,

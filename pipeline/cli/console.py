@@ -1,0 +1,103 @@
+"""``paigow console``: the alert console in the browser; ``paigow console operator add``.
+
+``paigow console [--connect PUB --replay REP] [--keys DIR --key-name NAME] [--http HOST:PORT]
+[--db FILE] (--operators FILE | --no-login) [--evidence DIR ...] [--layouts DIR]`` follows the
+bus as ``paigow alerts`` does and serves the wall, the detail, acknowledgements, the audit and
+the tables' health (docs/console.md) until SIGINT or SIGTERM. A bind other than loopback needs
+an operators file; ``--no-login`` serves only on loopback.
+
+``paigow console operator add NAME --operators FILE [--password-stdin]`` adds an operator
+(scrypt hash), asking for the password unless it comes on stdin.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+import threading
+from pathlib import Path
+
+from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
+from pipeline.cli.common import StopOnSignals, UsageError, positive
+from pipeline.console.config import HTTP_DEFAULT, ConsoleConfig, parse_http
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("console", help="the alert console in the browser (wall, acks, health)")
+    p.add_argument("--connect", default=PUB_ENDPOINT, metavar="PUB", help="publisher endpoint")
+    p.add_argument("--replay", default=REPLAY_ENDPOINT, metavar="REP", help="replay endpoint")
+    p.add_argument("--keys", type=Path, metavar="DIR", help="CURVE keys directory")
+    p.add_argument("--key-name", default="console", metavar="NAME", help="this console's key")
+    p.add_argument(
+        "--http", default=HTTP_DEFAULT, metavar="HOST:PORT", help=f"serve here ({HTTP_DEFAULT})"
+    )
+    p.add_argument("--db", type=Path, default=Path("console.sqlite"), metavar="FILE",
+                   help="the console's store (alerts heard, acknowledgements)")  # fmt: skip
+    p.add_argument("--operators", type=Path, metavar="FILE", help="operators and their hashes")
+    p.add_argument(
+        "--no-login", action="store_true", help="no login (loopback only: a demo, one desk)"
+    )
+    p.add_argument("--evidence", type=Path, action="append", default=[], metavar="DIR",
+                   help="a run's output folder whose snapshots it shows (repeatable)")  # fmt: skip
+    p.add_argument("--layouts", type=Path, default=Path("layouts"), metavar="DIR",
+                   help="the layout editor's folder (default ./layouts)")  # fmt: skip
+    p.add_argument("--silence-s", type=positive(float), default=3.0, metavar="S",
+                   help="a table not heard for S seconds turns red")  # fmt: skip
+    p.set_defaults(func=cmd_console)
+    actions = p.add_subparsers(dest="console_command", metavar="operator")
+    operator = actions.add_parser("operator", help="manage the operators file")
+    operator_actions = operator.add_subparsers(dest="operator_command", required=True)
+    add = operator_actions.add_parser("add", help="add an operator (or set a new password)")
+    add.add_argument("name", help="the operator's login name")
+    add.add_argument("--operators", type=Path, required=True, metavar="FILE")
+    add.add_argument(
+        "--password-stdin", action="store_true", help="read the password from stdin's first line"
+    )
+    add.set_defaults(func=cmd_operator_add)
+
+
+def config_of(args: argparse.Namespace) -> ConsoleConfig:
+    host, port = parse_http(args.http)
+    return ConsoleConfig(
+        pub_endpoint=args.connect,
+        replay_endpoint=args.replay,
+        keys_dir=args.keys,
+        key_name=args.key_name,
+        host=host,
+        port=port,
+        db_path=args.db,
+        operators_path=args.operators,
+        no_login=args.no_login,
+        evidence_dirs=tuple(args.evidence),
+        layouts_dir=args.layouts,
+        silence_s=args.silence_s,
+    )
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    from pipeline.console.server import run_console
+
+    config = config_of(args)
+    stop = threading.Event()
+    with StopOnSignals(stop) as signals:
+        run_console(config, stop, announce=_say)
+    return signals.exit_status
+
+
+def _say(text: str) -> None:
+    print(f"paigow console: {text}", file=sys.stderr, flush=True)
+
+
+def cmd_operator_add(args: argparse.Namespace) -> int:
+    from pipeline.console.auth import add_operator
+
+    if args.password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = getpass.getpass(f"password for {args.name}: ")
+        if password != getpass.getpass("again: "):
+            raise UsageError("the two passwords differ")
+    add_operator(args.operators, args.name, password)
+    print(f"{args.operators}: operator {args.name!r} added", file=sys.stderr)
+    return 0
