@@ -14,13 +14,25 @@ from __future__ import annotations
 
 import argparse
 import getpass
+import importlib
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.cli.common import StopOnSignals, UsageError, positive
 from pipeline.console.config import HTTP_DEFAULT, ConsoleConfig, parse_http
+
+if TYPE_CHECKING:
+    from pipeline.bus.publisher import PublisherConfig
+    from pipeline.console.server import ConsoleHandle
+
+DEMO_DB = "console.sqlite"
+"""The demo's console store, in the demo's folder (made afresh at each demo)."""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -75,9 +87,26 @@ def config_of(args: argparse.Namespace) -> ConsoleConfig:
     )
 
 
-def cmd_console(args: argparse.Namespace) -> int:
-    from pipeline.console.server import run_console
+WEB_STACK = ("starlette", "uvicorn", "sse_starlette", "itsdangerous", "multipart")
+"""The console extra's modules: without one of them, one line says what to install."""
 
+
+def _server():
+    """:mod:`pipeline.console.server`, or one line naming the extra to install."""
+    try:
+        server = importlib.import_module("pipeline.console.server")
+    except ModuleNotFoundError as exc:
+        if exc.name not in WEB_STACK:
+            raise
+        raise UsageError(
+            f"the console needs the web stack ({exc.name} is missing): "
+            "pip install 'paigow-monitor[console]'"
+        ) from None
+    return server
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    run_console = _server().run_console
     config = config_of(args)
     stop = threading.Event()
     with StopOnSignals(stop) as signals:
@@ -101,3 +130,44 @@ def cmd_operator_add(args: argparse.Namespace) -> int:
     add_operator(args.operators, args.name, password)
     print(f"{args.operators}: operator {args.name!r} added", file=sys.stderr)
     return 0
+
+
+@dataclass
+class DemoConsole:
+    """The console serving ``paigow demo --console``; :meth:`wait` keeps it up after the round."""
+
+    handle: ConsoleHandle
+
+    def wait(self) -> int:
+        """Serve until SIGINT or SIGTERM; the command's exit status."""
+        _say(f"the round is over; the console stays on {self.handle.url} until Ctrl-C")
+        stop = threading.Event()
+        with StopOnSignals(stop) as signals:
+            while not stop.wait(0.5):
+                if not self.handle.serving:
+                    raise RuntimeError("the console's HTTP server stopped")
+        return signals.exit_status
+
+
+@contextmanager
+def demo_console(http: str, publish: PublisherConfig, out: Path) -> Iterator[DemoConsole]:
+    """A console on loopback, without a login, following the demo's bus, showing the
+    snapshots of its folder ``out``; its store is made afresh in ``out``."""
+    serve_in_thread = _server().serve_in_thread
+    host, port = parse_http(http)
+    out.mkdir(parents=True, exist_ok=True)
+    for side in ("", "-wal", "-shm"):
+        (out / f"{DEMO_DB}{side}").unlink(missing_ok=True)
+    config = ConsoleConfig(
+        pub_endpoint=publish.pub_endpoint,
+        replay_endpoint=publish.replay_endpoint,
+        host=host,
+        port=port,
+        db_path=out / DEMO_DB,
+        no_login=True,
+        evidence_dirs=(out,),
+        layouts_dir=out / "layouts",
+    )
+    with serve_in_thread(config) as handle:
+        _say(f"open {handle.url} in a browser: the wall fills as the round plays")
+        yield DemoConsole(handle)

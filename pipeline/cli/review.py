@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +42,7 @@ from pipeline.cli.common import (
     settings_of,
 )
 from pipeline.cluster.runtime import AUTO
+from pipeline.console.config import HTTP_DEFAULT
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
@@ -134,6 +136,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     d.add_argument(
         "--replay", metavar="ENDPOINT", help=f"replay endpoint (default {REPLAY_ENDPOINT})"
+    )
+    d.add_argument(
+        "--console",
+        nargs="?",
+        const=HTTP_DEFAULT,
+        metavar="HOST:PORT",
+        help="also serve the alert console for the demo round, on loopback without a login "
+        f"(default {HTTP_DEFAULT}; port 0: any free one): open its address in a browser and "
+        "watch the wall fill as the round plays; it stays up after the round until Ctrl-C",
     )
     _run_options(d, stride=DEMO_STRIDE)
     d.set_defaults(func=cmd_demo)
@@ -325,13 +336,22 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"follow them with: paigow alerts --connect {pub} --replay {replay}",
             file=sys.stderr,
         )
+    if args.console is not None and publish is None:
+        raise UsageError("--console follows the demo's bus: drop --no-publish")
     stride = settings.review.stride
-    print(f"demo: the sample round, 1 frame in {stride}, into {out}", file=sys.stderr)
-    try:
-        result = _run(args, settings, video, out, publish)
-    except ValueError as exc:
-        if str(exc).startswith("cannot bind"):
-            raise UsageError(f"{exc} (is a monitor running? try --no-publish)") from None
-        raise
-    print("\n".join(summary_lines(result)))
+    with ExitStack() as stack:
+        if args.console is not None:
+            from pipeline.cli.console import demo_console
+
+            console = stack.enter_context(demo_console(args.console, publish, out))
+        print(f"demo: the sample round, 1 frame in {stride}, into {out}", file=sys.stderr)
+        try:
+            result = _run(args, settings, video, out, publish)
+        except ValueError as exc:
+            if str(exc).startswith("cannot bind"):
+                raise UsageError(f"{exc} (is a monitor running? try --no-publish)") from None
+            raise
+        print("\n".join(summary_lines(result)))
+        if args.console is not None:
+            return console.wait()
     return 0

@@ -8,8 +8,6 @@ nothing but this console: no request leaves the machine.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
@@ -25,6 +23,7 @@ from pipeline.console.auth import STATIC, RequireLogin, load_operators, login_ro
 from pipeline.console.config import ConsoleConfig
 from pipeline.console.feed import Feed
 from pipeline.console.hub import Hub
+from pipeline.console.layout_editor import layout_routes
 from pipeline.journal.console import ConsoleStore
 
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost"]
@@ -62,15 +61,6 @@ class SecurityHeaders:
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-
-
-def layout_routes(layouts_dir: Path) -> list[BaseRoute]:
-    """The layout editor's routes (pipeline/console/layout_editor.py), if it is installed."""
-    try:
-        from pipeline.console.layout_editor import layout_routes as editor_routes
-    except ImportError:
-        return []
-    return list(editor_routes(layouts_dir))
 
 
 def page(name: str):

@@ -87,3 +87,11 @@ def test_the_parser_loads_no_web_stack():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_without_the_web_stack_the_console_says_which_extra_to_install(monkeypatch, capsys):
+    monkeypatch.delitem(sys.modules, "pipeline.console.server", raising=False)
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # as if not installed
+    assert main(["console", "--http", "127.0.0.1:0", "--no-login"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'paigow-monitor[console]'" in err and err.count("\n") == 1
