@@ -5,12 +5,14 @@ import csv
 import io
 import time
 import warnings
+from dataclasses import replace
 
 import httpx
 import pytest
 
 from pipeline.alerts import AlertState, make_alert
 from pipeline.bus import AlertPublisher, PublisherConfig
+from pipeline.bus.keys import new_keys, server_curve
 from pipeline.console.app import build_app
 from pipeline.console.auth import add_operator, hash_password, load_operators, verify_password
 from pipeline.console.config import ConsoleConfig
@@ -224,3 +226,36 @@ def test_the_health_api_shows_the_heartbeats_status(tmp_path, ctx):
     assert (t1["table"], t1["fps"], t1["camera_lost"], t1["vision_degraded"]) == (
         "T1", 12.5, True, True)  # fmt: skip
     assert t1["level"] == "alarm" and "camera lost" in t1["reasons"]
+
+
+def wall_after(url: str, wait_s: float) -> list[dict]:
+    """The wall's irregularities once some are there, or after ``wait_s`` (then empty)."""
+    deadline, items = time.monotonic() + wait_s, []
+    while not items and time.monotonic() < deadline:
+        time.sleep(0.1)
+        items = httpx.get(url + "/api/wall").json()["items"]
+    return items
+
+
+def test_a_console_with_the_keys_hears_a_curve_bus_and_one_without_hears_nothing(tmp_path, ctx):
+    keys = tmp_path / "keys"
+    new_keys(keys, "server")
+    new_keys(keys, "console")
+    config = PublisherConfig(heartbeat_s=0.1, pub_endpoint="tcp://127.0.0.1:*",
+                             replay_endpoint="tcp://127.0.0.1:*")  # fmt: skip
+    with (
+        Journal(tmp_path / "alerts.db") as journal,
+        AlertPublisher(journal, "T1", config, curve=server_curve(keys), context=ctx) as pub,
+    ):
+        pub.emit(replace(alert(1), seq=None, journal=None))
+        console = ConsoleConfig(
+            pub_endpoint=pub.pub_endpoint, replay_endpoint=pub.replay_endpoint, port=0,
+            no_login=True,
+        )  # fmt: skip
+        with serve_in_thread(replace(console, db_path=tmp_path / "plain.sqlite")) as plain:
+            unheard = wall_after(plain.url, 1.5)
+        keyed = replace(console, db_path=tmp_path / "keyed.sqlite", keys_dir=keys)
+        with serve_in_thread(keyed) as served:
+            heard = wall_after(served.url, WAIT_S)
+    assert unheard == []
+    assert [(i["kind"], i["table"]) for i in heard] == [("single_tile_exposed", "T1")]
