@@ -108,6 +108,9 @@ class Track:
     age_frames: int
     last_seen_frame: int
     confidence: float = 1.0
+    chip_value: int | None = None
+    """A chip stack's value in money units as last read (:mod:`vision.chips`); None when
+    never read or unreadable (doubt: the round does not judge amounts then)."""
 
     @property
     def kind(self) -> str:
