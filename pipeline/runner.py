@@ -31,6 +31,7 @@ from pipeline.round.events import CameraLost, CameraRestored, Phase, TableEvent,
 from pipeline.round.phases import RoundConfig, RoundReconstructor
 from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
+from vision.chip_values import ChipValues, ChipValuesConfig
 from vision.detector import Detector, DetectorConfig, check_fits
 from vision.face_reader import FaceReader
 from vision.faces_cache import FaceCache, FaceCacheConfig
@@ -63,6 +64,9 @@ class PipelineConfig:
     # the frame turned and resampled so the models see the table as they learnt it
     # (vision.view: the dealer at the top, tiles at the learnt size); None: the frame as it is
     view: ViewConfig | None = field(default_factory=ViewConfig)
+    # chip stacks in money (vision.chip_values): chip tracks get ``chip_value``, a stack read
+    # when its track is new or moved; None (default): not read, ``chip_value`` stays None
+    chip_values: ChipValuesConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -115,6 +119,7 @@ class TablePipeline:
         reader = reader or FaceReader(threads=cfg.threads)
         self.reader = FaceCache(reader, cfg.face_cache) if cfg.face_cache else reader
         self.tracker = Tracker(cfg.tracker, zone_of=layout.zone_of)
+        self.chip_values = ChipValues.from_config(cfg.chip_values) if cfg.chip_values else None
         self.round = RoundReconstructor(cfg.round or RoundConfig(chung_box=layout.chung_box))
         self.rules = RulesChecker(table, cfg.rules)
         self.health = FrameHealth(cfg.health)
@@ -133,6 +138,8 @@ class TablePipeline:
         detections = self._detect(frame)
         detect_s = time.perf_counter() - started
         tracks = self.tracker.update(detections, frame.index)
+        if self.chip_values is not None:
+            tracks = self.chip_values.update(frame.image, tracks, frame.index)
         return replace(self._judge(frame, detections, tracks, camera, wall_time), detect_s=detect_s)
 
     def unchanged(self, frame: Frame) -> bool:

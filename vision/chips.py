@@ -149,6 +149,9 @@ class ReaderConfig:
     min_lean_px: float = 2.0
     # a chip shorter than this along the band cannot be told from its neighbours: no count
     min_chip_px: float = 2.5
+    # the longest edge run may be this many times the median (chips are equally thick; longer:
+    # several chips merged, so no count). Lower: fewer wrong counts, more doubt
+    max_run_spread: float = 1.6
     # L (lightness) counts this much against a and b in colour distances (lower: more tolerant
     # of lighting, but white and black drift together)
     lightness_weight: float = 0.6
@@ -270,12 +273,18 @@ def _runs(labels: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _chips_from_band(
-    band_lab: np.ndarray, edge: _Palette, per_chip: float | None, cfg: ReaderConfig
+    band_lab: np.ndarray,
+    edge: _Palette,
+    per_chip: float | None,
+    radius: float,
+    cfg: ReaderConfig,
 ) -> tuple[list[int], float] | None:
     """Denomination indices of the band's chips, top first, and a confidence; None if unread.
 
     With ``per_chip`` (samples per chip, from the camera) the band is cut evenly; without it,
-    each run of one edge colour is one chip (edges alternate colour or shade chip to chip).
+    each run of one edge colour is one chip (edges alternate colour or shade chip to chip),
+    and a run longer than a chip can look (its thickness at the face's scale, ``radius`` px)
+    is chips that merged: no count.
     """
     colour, margin = edge.nearest(band_lab)
     if per_chip is not None:
@@ -292,7 +301,17 @@ def _chips_from_band(
     runs = [(c, n) for c, n in _runs(colour) if n >= shortest]
     if not runs:
         return None
-    chips = [c for k, (c, _) in enumerate(runs) if k == 0 or c != runs[k - 1][0]]
+    merged: list[list[int]] = []
+    for c, n in runs:
+        if merged and merged[-1][0] == c:
+            merged[-1][1] += n
+        else:
+            merged.append([c, n])
+    lengths = np.array([n for _, n in merged], np.float64)
+    longest_chip = 2 * radius * cfg.thickness_mm / cfg.chip_diameter_mm / cfg.band_step_px
+    if lengths.max() > cfg.max_run_spread * min(np.median(lengths), longest_chip):
+        return None  # chips of one thickness: a run this long is chips that merged
+    chips = [c for c, _ in merged]
     kept = sum(n for _, n in runs) / len(colour)
     return [int(edge.owner[c]) for c in chips], float(np.mean(margin)) * kept
 
@@ -335,7 +354,7 @@ def read_stack(
             return only_top
         per_chip = chip_px / config.band_step_px
     band = _band_profile(crop_lab, top, radius, lean, config)
-    read = _chips_from_band(band, edge, per_chip, config) if len(band) else None
+    read = _chips_from_band(band, edge, per_chip, radius, config) if len(band) else None
     if read is None:
         return only_top
     owners, confidence = read

@@ -74,12 +74,12 @@ def test_the_rendered_chip_set_matches_the_renderers_chips():
         assert {d.name: d.value for d in CHIPS.denominations} == values
 
 
-def _side_view(names: tuple[str, ...], chip_px: float, radius_px: float = 20.0):
+def _side_view(names: tuple[str, ...], chip_px: float, radius_px: float = 40.0):
     """A stack seen leaning down the image: one disc per chip (edge colours alternating), the
     top chip's face on top; returns the image and the stack's box."""
-    image = np.zeros((160, 160, 3), np.uint8)
+    image = np.zeros((200, 200, 3), np.uint8)
     image[:] = FELT_BGR
-    base = np.array([80.0, 80.0 + chip_px * len(names) / 2])
+    base = np.array([100.0, 100.0 + chip_px * len(names) / 2])
     for k, name in enumerate(names):
         edge = CHIPS.denominations[CHIPS.names().index(name)].edge_bgr
         centre = base - [0.0, chip_px * k]
