@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from pipeline.bus.publisher import PublisherConfig
     from pipeline.console.server import ConsoleHandle
 
+DEMO_OVER = "demo round over"
+"""The phase the demo's table says in its heartbeats once its round has been played."""
 DEMO_DB = "console.sqlite"
 """The demo's console store, in the demo's folder (made afresh at each demo)."""
 
@@ -137,16 +139,37 @@ class DemoConsole:
     """The console serving ``paigow demo --console``; :meth:`wait` keeps it up after the round."""
 
     handle: ConsoleHandle
+    publish: PublisherConfig
 
-    def wait(self) -> int:
-        """Serve until SIGINT or SIGTERM; the command's exit status."""
+    def wait(self, journal_path: Path, table: str) -> int:
+        """Serve until SIGINT or SIGTERM, the demo's journal published again meanwhile (so the
+        table is heard, its round over, rather than silent); the command's exit status."""
+        from pipeline.bus import AlertPublisher
+        from pipeline.journal import Journal
+
         _say(f"the round is over; the console stays on {self.handle.url} until Ctrl-C")
         stop = threading.Event()
-        with StopOnSignals(stop) as signals:
+        with (
+            StopOnSignals(stop) as signals,
+            Journal(journal_path) as journal,
+            _bound(lambda: AlertPublisher(journal, table, self.publish)) as publisher,
+        ):
+            publisher.status = lambda: {"phase": DEMO_OVER}
             while not stop.wait(0.5):
                 if not self.handle.serving:
                     raise RuntimeError("the console's HTTP server stopped")
         return signals.exit_status
+
+
+def _bound(open_publisher, tries: int = 20):
+    """The publisher, once its endpoints are free again (the round's own publisher has just
+    closed them); ValueError after ``tries`` tenths of a second."""
+    for _ in range(tries - 1):
+        try:
+            return open_publisher()
+        except ValueError:
+            threading.Event().wait(0.1)
+    return open_publisher()
 
 
 @contextmanager
@@ -170,4 +193,4 @@ def demo_console(http: str, publish: PublisherConfig, out: Path) -> Iterator[Dem
     )
     with serve_in_thread(config) as handle:
         _say(f"open {handle.url} in a browser: the wall fills as the round plays")
-        yield DemoConsole(handle)
+        yield DemoConsole(handle, publish)

@@ -353,5 +353,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
             raise
         print("\n".join(summary_lines(result)))
         if args.console is not None:
-            return console.wait()
+            from pipeline.review.config import JOURNAL_FILE, ReviewConfig
+
+            return console.wait(out / JOURNAL_FILE, settings.table or ReviewConfig.table)
     return 0
