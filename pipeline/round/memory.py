@@ -142,6 +142,9 @@ class RoundMemory:
     chips_changing: dict[int, ChipSighting] = field(default_factory=dict)
     # box -> where its believed chip stacks were last seen (a hand over them hides them)
     chip_spots: dict[int, list[tuple[float, float, float, float]]] = field(default_factory=dict)
+    # box -> most stacks detected surely (late_chip_confidence) while its count stood, before
+    # "no more bets": stacks beyond it were never sure, so their going is no wager taken
+    chips_sure: dict[int, int] = field(default_factory=dict)
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
     throw: Throw | None = None
     dice: tuple[int, ...] | None = None

@@ -32,14 +32,18 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     counts = {box: len(stacks) for box, stacks in chips.items()}
     spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
     guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)
+    floor = cfg.late_chip_confidence
+    sure = {box: sum(c.confidence >= floor for c in stacks) for box, stacks in chips.items()}
     if guarded:
-        floor = cfg.late_chip_confidence
-        sure = {box: sum(c.confidence >= floor for c in stacks) for box, stacks in chips.items()}
         seen = _evidence(counts, sure, memory.chips)
         counts = _guarded_counts(view, memory, cfg, seen, spots)
     else:
         memory.chips_changing.clear()
         memory.chip_spots = spots
+        for box in set(counts) | set(memory.chips_sure):
+            standing = counts.get(box, 0) == memory.chips.get(box, 0)
+            most = memory.chips_sure.get(box, 0) if standing else 0
+            memory.chips_sure[box] = max(most, sure.get(box, 0))
     events: list[TableEvent] = []
     for box in sorted(set(counts) | set(memory.chips)):
         before, after = memory.chips.get(box, 0), counts.get(box, 0)
@@ -91,7 +95,9 @@ def _guarded_counts(
     is the same after a hand came and went was not changed by the hand. Held ``recount_s``
     uncovered, it is taken as the box's count, silently: chips do not move by themselves, so
     a change no hand was seen to make is doubt, never a late wager (one whose hand the
-    detector misses goes unreported)."""
+    detector misses goes unreported). Before the exposure, stacks gone that were never
+    detected surely before "no more bets" are doubt too: the lower count, held, is taken
+    silently (a second detection of one stack, felt read as a chip, is no wager taken)."""
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
@@ -112,7 +118,13 @@ def _guarded_counts(
             memory.chips_changing[box] = ChipSighting(now, view.frame, view.time_s, reached_s)
             continue
         held_s = view.time_s - sighting.time_s
-        if sighting.handled(cfg.wager_reach_s):
+        if _never_sure(memory, box, now):  # stacks never seen surely are gone: doubt
+            if held_s < hold_s:
+                continue
+            believed[box] = memory.chips[box] = now  # the count, silently
+            memory.chip_spots[box] = spots.get(box, [])
+            del memory.chips_changing[box]
+        elif sighting.handled(cfg.wager_reach_s):
             if held_s >= hold_s:
                 believed[box] = now
                 memory.chip_spots[box] = spots.get(box, [])
@@ -121,6 +133,14 @@ def _guarded_counts(
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]
     return {box: n for box, n in believed.items() if n}
+
+
+def _never_sure(memory: RoundMemory, box: int, now: int) -> bool:
+    """Before the exposure, fewer stacks than believed, but no fewer than were ever detected
+    surely before "no more bets": the stacks gone were the detector's doubt, not a wager."""
+    before = memory.chips.get(box, 0)
+    early = memory.phase.order < Phase.EXPOSURE.order
+    return early and now < before and now >= memory.chips_sure.get(box, 0)
 
 
 def call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:

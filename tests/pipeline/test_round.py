@@ -295,6 +295,25 @@ def test_a_doubtful_chip_is_no_late_wager():
     assert [(w.box, w.before, w.after) for w in table.of(WagerChanged)] == [(2, 0, 1)]
 
 
+def test_a_stack_never_seen_surely_before_no_more_bets_is_no_wager_taken():
+    """A box counted two stacks, only one of them ever detected surely (one stack seen twice,
+    felt read as a chip): when the doubtful one goes as the dealer's hand passes, no wager was
+    taken; a stack that was surely there and goes is one."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"), replace(chip(101, "box_2", (12.0, 0.0)), confidence=0.4))
+    table.put(chip(102, "box_4", (200.0, 0.0)), chip(103, "box_4", (212.0, 0.0)))
+    table.step(6)
+    assert [(w.box, w.after) for w in table.of(WagerChanged)] == [(2, 2), (4, 2)]
+    for box, gone, x in ((2, 101, 0.0), (4, 103, 200.0)):
+        table.put(hand(900, (x + 10.0, 20.0), f"box_{box}"))  # the dealer delivering
+        table.step(3)
+        table.drop(900, gone)
+        table.step(12)
+    assert [(w.box, w.before, w.after) for w in table.of(WagerChanged)] == [
+        (2, 0, 2), (4, 0, 2), (4, 2, 1)]  # fmt: skip
+    assert table.state.chips_per_box[2] == 1  # the doubtful stack gone, silently
+
+
 def test_a_change_is_dated_after_the_hand_that_could_have_made_it():
     """A chip seen with no hand near is doubt; a hand then over the box (the chip missed under
     it) and another count afterwards is a new sight, dated after the hand."""
