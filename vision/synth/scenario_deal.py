@@ -265,7 +265,12 @@ def settle(s: _Script) -> None:
             s.chips(cid, s.plan.payouts[box])
             s.d.key(s.d.chips, cid, Key(start, tray, glide=False))
             s.d.key(s.d.chips, cid, Key(start + glide, paid))
-            s.carry(902, start, start + glide, tray, paid)
+            if any(k.frame == start for k in s.d.hands[902].keys):
+                # a frame rate so low that a box is paid before the hand reached the last one:
+                # it goes on from there (a key at the tray would take it off the last box)
+                s.d.key(s.d.hands, 902, Key(start + glide, (paid[0], paid[1] - HAND_OFFSET_MM)))
+            else:
+                s.carry(902, start, start + glide, tray, paid)
         _settled(s, box, outcome, start + glide)
     s.t += glide + s.f(s.tm.settle_s)
     s.rest(902, s.t, 0.0)
