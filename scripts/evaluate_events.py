@@ -28,6 +28,7 @@ from pathlib import Path
 
 from paigow.dice import Placement, check_delivery
 from pipeline.round.events import (
+    BankStaked,
     BoxSettled,
     DeliveryDone,
     DiceRead,
@@ -79,6 +80,8 @@ def event_key(event: TableEvent) -> tuple | None:
             return ("hand_exposed", box)
         case BoxSettled(box=box):
             return ("settled", box)
+        case BankStaked():
+            return ("bank_staked",)
     return None
 
 
@@ -108,8 +111,11 @@ def content_ok(truth: dict, event: TableEvent) -> bool | None:
             return (set(high), set(low)) == (set(truth["high"]), set(truth["low"]))
         case HandExposed(high_ids=high, low_ids=low):
             return (set(high), set(low)) == (set(truth["high"]), set(truth["low"]))
-        case BoxSettled(outcome=outcome):
-            return outcome.value == (truth.get("outcome") or "push")
+        case BoxSettled(outcome=outcome, paid=paid):
+            money = paid is None or outcome.value != "win" or paid == truth.get("paid", paid)
+            return outcome.value == (truth.get("outcome") or "push") and money
+        case BankStaked(mode=mode, stake=stake):
+            return mode == truth["mode"] and stake in (None, truth["amount"])
         case HandCollected(track_ids=ids):
             return set(ids) == set(truth["tile_ids"])
     return None
@@ -143,6 +149,12 @@ def _evidence(irregularity: dict, events: list[TableEvent]) -> bool | None:
             and e.phase.order < Phase.EXPOSURE.order
         ),
         "house_way_violation": lambda e: isinstance(e, HandExposed) and e.bank,
+        "payout_error": lambda e: (
+            isinstance(e, BoxSettled) and e.box == box and e.paid == detail["paid"]
+        ),
+        "banker_underfunded": lambda e: (
+            isinstance(e, BankStaked) and (e.mode, e.stake) == (detail["mode"], detail["stake"])
+        ),
     }
     if kind == "incorrect_delivery":
         return _delivery_problems(events)

@@ -3,24 +3,15 @@
     python scripts/evaluate_rules.py CLIP_DIR [CLIP_DIR ...] --out rules.json
     python scripts/evaluate_rules.py --suite --work cache/rules_suite --out rules.json
     python scripts/evaluate_rules.py --subset --work /tmp/rules_subset   # the golden subset
+    python scripts/evaluate_rules.py --money --work cache/rules_money --out money.json
 
 ``--suite`` renders the standard scenario suite (``paigow synth suite``: 10 clean rounds and 3
 per injectable kind) small (scale 0.25, 5 fps) into ``--work``; ``--subset`` the few clips of
-``tests/golden/rules_oracle.json``. Clips already rendered there are reused.
-
-Each clip runs in oracle mode: ground-truth tracks (:mod:`pipeline.round.oracle`) through
-:func:`forget_ambiguous_faces`, the round reconstructor, camera events from the frames the
-truth marks blind (:class:`pipeline.live.health.CameraWatch`), and the rules checker. Blind frames
-have no picture, so they are not given to the reconstructor; the checker gets their camera
-events with the last table state.
-
-Scored, per injected irregularity: *found* when an alert of its kind opened in its clip no
-earlier than ``--early-s`` before the irregularity began; its latency is the alert's video time
-minus that start. Per kind: recall, alerts opened, precision (opened alerts that found an
-injected irregularity), box agreement, latency. An alert of a kind that an injected one
-implies (:data:`IMPLIED`) is expected, not scored. Clean rounds: alerts opened per round.
-Alerts of kinds not injected in their clip are listed as unexpected. The code:
-:mod:`pipeline.evaluation.rules`.
+``tests/golden/rules_oracle.json``; ``--money`` the money suite (:data:`MONEY`: clean rounds,
+each payout_error variant twice, under-funded banks). Clips already rendered there are reused.
+A payout is judged ``settle_judge_s`` after it is seen and a rendered round ends two seconds
+after its first payout, so rounds with a payout_error injected, and every round of the money
+suite, are rendered with a tail of :data:`PAID_TAIL_S` (folder names end ``_tail``).
 """
 
 from __future__ import annotations
@@ -30,6 +21,7 @@ import json
 import sys
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.alerts import AlertState
@@ -43,24 +35,40 @@ SUBSET = (
     (30002, ("laja_exposure_excess", "wager_after_no_more_bets", "hand_exposed_by_dealer")),
     (30003, ("tile_tracking_risk", "house_way_violation", "hands_mixed")),
     (30005, ("incorrect_delivery",)),
+    (30006, ("payout_error",)),
+    (30007, ("banker_underfunded",)),
 )
 """The golden subset: every injectable kind once (the camera loss frozen: an even seed) and two
-clean rounds, in six clips that render in well under a minute."""
+clean rounds, in eight clips that render in about a minute."""
+MONEY = (
+    *((40000 + i, ()) for i in range(8)),
+    *((40100 + i, ("payout_error",)) for i in range(6)),  # seed % 3: the variant
+    *((40200 + i, ("banker_underfunded",)) for i in range(4)),  # even: player/banker
+)
+"""The money suite: 8 clean rounds (house, player/banker and co-bank as drawn), 2 rounds per
+payout_error variant (underpaid, overpaid, no commission), 4 under-funded banks."""
+PAID_TAIL_S = 4.0  # seconds a round lasts after its last payout: settle_judge_s and more
 
 
-def render(entries: Iterable[tuple[int, tuple[str, ...]]], work: Path) -> list[Path]:
-    """Render (seed, injections) scenarios small into ``work`` (reusing finished ones)."""
+def render(
+    entries: Iterable[tuple[int, tuple[str, ...]]], work: Path, tail: bool | None = None
+) -> list[Path]:
+    """Render (seed, injections) scenarios small into ``work`` (reusing finished ones).
+    ``tail``: end rounds :data:`PAID_TAIL_S` after the settlement (None: rounds with a
+    payout_error injected)."""
     from vision.synth.clip import ClipConfig, render_scenario  # scripts may use the renderer
     from vision.synth.scenario import ScenarioTiming
 
     out = []
     for seed, injections in entries:
-        folder = work / f"{'+'.join(injections) or 'clean'}_{seed}"
+        long = "payout_error" in injections if tail is None else tail
+        name = f"{'+'.join(injections) or 'clean'}_{seed}" + ("_tail" if long else "")
+        folder = work / name
         done = folder / SCENARIO_FILE
         if not (done.exists() and (folder / TRUTH_FILE).exists()):
-            render_scenario(
-                seed, injections, folder, ClipConfig(scale=0.25), ScenarioTiming(fps=5), False
-            )
+            timing = ScenarioTiming(fps=5)
+            timing = replace(timing, tail_s=PAID_TAIL_S) if long else timing
+            render_scenario(seed, injections, folder, ClipConfig(scale=0.25), timing, False)
         out.append(folder)
     return out
 
@@ -77,6 +85,10 @@ def _entries(args: argparse.Namespace) -> list[tuple[int, tuple[str, ...]]]:
     return entries
 
 
+def _money_clips(args: argparse.Namespace) -> list[Path]:
+    return render(MONEY, args.work, tail=True) if args.money else []
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("clips", nargs="*", type=Path, help="scenario folders")
@@ -84,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--clean", type=int, default=10, help="clean rounds of --suite")
     p.add_argument("--per-kind", type=int, default=3, help="rounds per kind of --suite")
     p.add_argument("--subset", action="store_true", help="render the golden subset small")
+    p.add_argument("--money", action="store_true", help="render the money suite small")
     p.add_argument("--render", nargs="*", type=int, default=[], metavar="SEED")
     p.add_argument("--inject", nargs="*", default=[], help="irregularities for --render")
     p.add_argument("--work", type=Path, default=Path("cache/rules_eval"))
@@ -92,10 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--verbose", action="store_true", help="print every alert")
     args = p.parse_args(argv)
     start = time.perf_counter()
-    clips = list(args.clips) + render(_entries(args), args.work)
+    clips = list(args.clips) + render(_entries(args), args.work) + _money_clips(args)
     rendered_s = time.perf_counter() - start
     if not clips:
-        p.error("give clip folders, --suite, --subset or --render seeds")
+        p.error("give clip folders, --suite, --subset, --money or --render seeds")
     summary, runs = evaluate(clips, early_s=args.early_s)
     summary["render_seconds"] = round(rendered_s, 1)
     for run in runs:

@@ -107,7 +107,8 @@ def run_clip(clip_dir: Path, config: RulesConfig | None = None, table: str = "T1
     alerts: list[Alert] = []
     events = 0
     state: TableState | None = None
-    frames = forget_ambiguous_faces(oracle_frames(read_truth(clip_dir / TRUTH_FILE)))
+    truth = read_truth(clip_dir / TRUTH_FILE)
+    frames = forget_ambiguous_faces(oracle_frames(truth, 0.0, scenario.get("chip_values")))
     for frame in frames:
         camera: list[TableEvent] = list(watch.update(frame.index, frame.time_s, frame.blind))
         if frame.blind and state is not None:  # no picture: nothing to reconstruct from

@@ -89,7 +89,9 @@ class WoodpileBuilt:
 @dataclass(frozen=True, slots=True)
 class WagerChanged:
     """The chip stacks in a box changed from ``before`` to ``after`` stacks (a stack is one
-    tracked chip object). ``after_no_more_bets``: the change came after "no more bets"."""
+    tracked chip object). ``after_no_more_bets``: the change came after "no more bets".
+    ``amount_before``/``amount_after``: the box's money (the sum of its stacks' values), None
+    when a value is unknown."""
 
     frame: int
     time_s: float
@@ -98,6 +100,23 @@ class WagerChanged:
     after: int
     after_no_more_bets: bool
     phase: Phase
+    amount_before: int | None = None
+    amount_after: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BankStaked:
+    """At "no more bets", a player's stake lay in the banker wager area: alone, a
+    player/banker's (``player_banker``, 11.2); with the house's match beside it, a co-banker's
+    (``co_bank``, 11.3). ``wagers_total``: the boxes' wagers then. Amounts None when unknown.
+    No such event: the house banks alone."""
+
+    frame: int
+    time_s: float
+    mode: str
+    stake: int | None
+    house_match: int | None
+    wagers_total: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,12 +250,16 @@ class HandExposed:
 
 @dataclass(frozen=True, slots=True)
 class BoxSettled:
-    """A box's wager was decided: chips taken (lose), paid (win), or left alone (push)."""
+    """A box's wager was decided: chips taken (lose), paid (win), or left alone (push).
+    ``wager``: the box's money at "no more bets"; ``paid``: its money now less that (the
+    winnings paid; negative, taken). None when unknown."""
 
     frame: int
     time_s: float
     box: int
     outcome: Outcome
+    wager: int | None = None
+    paid: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +322,7 @@ TableEvent = (
     | WashEnded
     | WoodpileBuilt
     | WagerChanged
+    | BankStaked
     | RoundEnded
     | NoMoreBets
     | DiceRead
@@ -372,8 +396,9 @@ def _describe_hands(event: TableEvent) -> str:
         case HandExposed(box=box, bank=bank, high_faces=high, low_faces=low):
             who = "bank" if bank else f"box {box}"
             return f"{who} exposed: high {' '.join(map(str, high))} / low {' '.join(map(str, low))}"
-        case BoxSettled(box=box, outcome=outcome):
-            return f"box {box} settled: {outcome}"
+        case BoxSettled(box=box, outcome=outcome, wager=wager, paid=paid):
+            money = "" if wager is None or paid is None else f" (wager {wager}, paid {paid})"
+            return f"box {box} settled: {outcome}{money}"
         case CameraLost(reason=reason):
             return f"camera lost ({reason})"
         case CameraRestored(lost_s=lost_s):
@@ -398,8 +423,13 @@ def describe(event: TableEvent) -> str:
             return f"wash ended: {tracked} tiles tracked through it, {known} known faces"
         case WoodpileBuilt(tile_count=n, known_faces=known):
             return f"woodpile built: {n} tiles, {known} known faces"
-        case WagerChanged(box=box, before=b, after=a, after_no_more_bets=late):
-            return f"wager box {box}: {b} -> {a} stacks" + (" AFTER no more bets" if late else "")
+        case WagerChanged(box=box, before=b, after=a, after_no_more_bets=late, amount_after=m):
+            money = "" if m is None else f" ({m})"
+            return f"wager box {box}: {b} -> {a} stacks{money}" + (
+                " AFTER no more bets" if late else ""
+            )
+        case BankStaked(mode=mode, stake=stake, wagers_total=total):
+            return f"bank: {mode}, stake {stake} against wagers {total}"
         case NoMoreBets(reason=reason):
             return f"no more bets (inferred: {reason})"
         case DiceRead(values=values, total=total, first_box=first, flat=True):

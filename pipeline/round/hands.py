@@ -209,18 +209,27 @@ def _pushes(memory: RoundMemory, boxes: list[int], frame: int, time_s: float) ->
     for box in boxes:
         if box in memory.wagered and box not in memory.settled:
             memory.settled[box] = Outcome.PUSH
-            events.append(BoxSettled(frame, time_s, box, Outcome.PUSH))
+            events.append(
+                BoxSettled(frame, time_s, box, Outcome.PUSH, memory.wager_amounts.get(box))
+            )
     return events
 
 
 def settle_box(
-    memory: RoundMemory, cfg: RoundConfig, box: int, stacks: int, frame: int, time_s: float
+    memory: RoundMemory,
+    cfg: RoundConfig,
+    box: int,
+    stacks: int,
+    frame: int,
+    time_s: float,
+    amount: int | None = None,
 ) -> list[TableEvent]:
     """A wagered box's chip stacks, changed and held, during exposure or settlement: more than
     it staked a win, fewer a loss; the wagered boxes before it, counted counter-clockwise from
     the chung box, that have not settled were passed over: pushes. A box whose hand is not
     exposed yet settles nothing (its chips are misread, or covered); a box taken for a push
-    settles again (a payout seen after the dealer moved on), a win or a loss stands."""
+    settles again (a payout seen after the dealer moved on), a win or a loss stands. ``amount``:
+    the box's money now (None: unknown), less its wager the amount paid."""
     if box not in memory.wagered or box not in memory.exposed:
         return []
     staked = memory.stakes.get(box, 0)
@@ -232,7 +241,9 @@ def settle_box(
     events = _pushes(memory, passed, frame, time_s)
     memory.settled[box] = outcome
     memory.last_settle = (frame, time_s)
-    events.append(BoxSettled(frame, time_s, box, outcome))
+    wager = memory.wager_amounts.get(box)
+    paid = None if wager is None or amount is None else amount - wager
+    events.append(BoxSettled(frame, time_s, box, outcome, wager, paid))
     return events + memory.advance(Phase.SETTLEMENT, frame, time_s)
 
 

@@ -138,6 +138,11 @@ class RoundMemory:
     no_more_bets: bool = False
     no_more_bets_s: float | None = None  # when "no more bets" was called
     chips: dict[int, int] = field(default_factory=dict)  # box -> chip stacks believed there
+    amounts: dict[int, int | None] = field(default_factory=dict)  # box -> their money (None:
+    # a value unknown), read while the stacks seen are the stacks believed
+    # chip stacks resting in the banker wager area before "no more bets": id -> first
+    # (frame, time) seen there, and its value (None: unknown)
+    bank_chips: dict[int, tuple[int, float, int | None]] = field(default_factory=dict)
     # a box's chips seen changed (guarded window), uncovered, not yet believed
     chips_changing: dict[int, ChipSighting] = field(default_factory=dict)
     # box -> where its believed chip stacks were last seen (a hand over them hides them)
@@ -162,6 +167,7 @@ class RoundMemory:
     exposed: set[int] = field(default_factory=set)
     wagered: tuple[int, ...] = ()
     stakes: dict[int, int] = field(default_factory=dict)  # box -> chip stacks when bets closed
+    wager_amounts: dict[int, int | None] = field(default_factory=dict)  # box -> money then
     # box -> how it settled; a push (passed over, settlement quiet) settles again when its
     # chips change later in the round (a payout seen late, after the dealer moved on)
     settled: dict[int, Outcome] = field(default_factory=dict)
@@ -171,6 +177,7 @@ class RoundMemory:
         """The wagers as they stand now are the round's stakes."""
         self.stakes = {box: n for box, n in self.chips.items() if n}
         self.wagered = tuple(sorted(self.stakes))
+        self.wager_amounts = {box: self.amounts.get(box) for box in self.wagered}
 
     def advance(self, to: Phase, frame: int, time_s: float) -> list[PhaseChanged]:
         """Move forward to ``to`` (never back); the PhaseChanged event, if any."""
@@ -230,6 +237,12 @@ def chips_in_boxes(view: FrameView) -> dict[int, list[Track]]:
         if box is not None:
             chips.setdefault(box, []).append(chip)
     return chips
+
+
+def money(stacks: list[Track]) -> int | None:
+    """The value of chip stacks: the sum of their values, None if one is unknown."""
+    values = [t.chip_value for t in stacks]
+    return None if None in values else sum(values)  # type: ignore[arg-type]
 
 
 def covered_boxes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> set[int]:

@@ -4,7 +4,8 @@ Reading ``truth.jsonl.gz`` (one JSON line per frame: ``frame``, ``time_s``, ``bl
 ``objects``), each object becomes a :class:`~vision.types.Track` with its true id, class, box
 and zone. The oracle knows only what a flawless tracker could: a tile's face once it has been
 seen face up (kept while face down), a die's value only while the die lies flat (a tipped die
-shows no single top face). While the camera is blind the last tracks coast unchanged.
+shows no single top face), a chip stack's value when the scenario gives it. While the camera
+is blind the last tracks coast unchanged.
 
 Running the round reconstructor on these tracks measures its logic apart from perception.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +59,7 @@ def _class_id(obj: dict) -> int:
     return KIND_CLASS[obj["class"]]
 
 
-def _track(obj: dict, index: int, memory: _Memory) -> Track:
+def _track(obj: dict, index: int, memory: _Memory, values: Mapping[int, int]) -> Track:
     oid = int(obj["id"])
     if obj["class"] == "tile" and obj["face_up"] and obj.get("face"):
         memory.faces[oid] = obj["face"]
@@ -74,13 +75,19 @@ def _track(obj: dict, index: int, memory: _Memory) -> Track:
         zone=obj.get("zone"),
         age_frames=index - memory.born.setdefault(oid, index),
         last_seen_frame=index,
+        chip_value=values.get(oid) if obj["class"] == "chip" else None,
     )
 
 
-def oracle_frames(truth: Iterable[dict], min_visibility: float = 0.0) -> Iterator[OracleFrame]:
+def oracle_frames(
+    truth: Iterable[dict], min_visibility: float = 0.0, chip_values: Mapping | None = None
+) -> Iterator[OracleFrame]:
     """Ground-truth frames -> frames of perfect tracks (ids are the scenario's object ids).
     ``min_visibility``: objects showing less of themselves than this (under a hand, an arm, a
-    tile) are not seen that frame, as a camera would not see them; 0: every object."""
+    tile) are not seen that frame, as a camera would not see them; 0: every object.
+    ``chip_values``: chip stack id -> its value (a scenario's ``chip_values``), read as a
+    perfect chip reader would; None: no values (as before chips were read)."""
+    values = {int(k): int(v) for k, v in (chip_values or {}).items()}
     memory = _Memory()
     for line in truth:
         index, time_s, blind = int(line["frame"]), float(line["time_s"]), line.get("blind")
@@ -88,7 +95,7 @@ def oracle_frames(truth: Iterable[dict], min_visibility: float = 0.0) -> Iterato
             yield OracleFrame(index, time_s, blind, memory.last)
             continue
         seen = [o for o in line["objects"] if o.get("visibility", 1.0) >= min_visibility]
-        tracks = tuple(_track(obj, index, memory) for obj in seen)
+        tracks = tuple(_track(obj, index, memory, values) for obj in seen)
         present = {t.track_id for t in tracks}
         for gone in set(memory.born) - present:
             del memory.born[gone]  # an object that comes back is a new track life
@@ -108,6 +115,18 @@ def reconstruct(
     return events + reconstructor.finish()
 
 
+def scenario_chip_values(clip_dir: str | Path) -> Mapping[str, int]:
+    """A scenario folder's chip stack values (``scenario.json`` ``chip_values``; {} if none)."""
+    path = Path(clip_dir) / SCENARIO_FILE
+    if not path.exists():
+        return {}
+    return json.loads(path.read_text(encoding="utf-8")).get("chip_values", {})
+
+
 def reconstruct_clip(clip_dir: str | Path, reconstructor: RoundReconstructor | None = None):
-    """Oracle mode on a scenario folder: its events from its ground-truth tracks."""
-    return reconstruct(oracle_frames(read_truth(Path(clip_dir) / TRUTH_FILE)), reconstructor)
+    """Oracle mode on a scenario folder: its events from its ground-truth tracks (chip values
+    from its ``scenario.json``)."""
+    frames = oracle_frames(
+        read_truth(Path(clip_dir) / TRUTH_FILE), 0.0, scenario_chip_values(clip_dir)
+    )
+    return reconstruct(frames, reconstructor)

@@ -230,7 +230,7 @@ class RoundReconstructor:
         old = self._memory
         events = self._close_round(view, old)
         self._memory = RoundMemory(index=old.index + (old.phase is not Phase.IDLE))
-        self._memory.chips = dict(old.chips)
+        self._memory.chips, self._memory.amounts = dict(old.chips), dict(old.amounts)
         if old.throw is not None:  # dice left lying from the last round are not a new throw
             self._memory.throw = replace(old.throw, reported=True)
         self._memory.wash_start_frame = view.frame

@@ -2,6 +2,12 @@
 the order of :data:`pipeline.round.phases.STEPS`).
 
 - **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`).
+- **money**: a box's amount is the sum of its stacks' values (``Track.chip_value``), read while
+  the stacks seen are the stacks believed; None when a value is unknown (doubt). The amounts at
+  "no more bets" are the round's wagers.
+- **the bank**: chip stacks resting in the ``banker_wager`` area before "no more bets" are a
+  player's stake (:class:`BankStaked`, told when bets close): one alone a player/banker's, two
+  a co-banker's and the house's match; none, the house banks.
 - **no more bets**: there is no visual cue. It is inferred ``no_more_bets_quiet_s`` after the
   last wager change made once the woodpile is built (chips lying from before are no bet of
   this round), or at the latest when the dice appear (:mod:`pipeline.round.throw` calls
@@ -10,7 +16,7 @@ the order of :data:`pipeline.round.phases.STEPS`).
 
 from __future__ import annotations
 
-from pipeline.round.events import NoMoreBets, Phase, TableEvent, WagerChanged
+from pipeline.round.events import BankStaked, NoMoreBets, Phase, TableEvent, WagerChanged
 from pipeline.round.hands import settle_box
 from pipeline.round.memory import (
     ChipSighting,
@@ -18,10 +24,13 @@ from pipeline.round.memory import (
     RoundMemory,
     chips_in_boxes,
     covered_boxes,
+    money,
 )
 from pipeline.round.tracks import FrameView
 
 __all__ = ["call_no_more_bets", "no_more_bets", "wagers"]
+
+BANK_AREA = "banker_wager"
 
 
 def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
@@ -49,20 +58,65 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
         before, after = memory.chips.get(box, 0), counts.get(box, 0)
         if before == after:
             continue
+        stacks = chips.get(box, [])
+        amount_before = memory.amounts.pop(box, None) if before else 0
+        amount = money(stacks) if len(stacks) == after else None
         memory.chips[box] = after
+        if after:
+            memory.amounts[box] = amount
         frame, time_s = view.frame, view.time_s
         if guarded:
             sighting = memory.chips_changing.pop(box)
             frame, time_s = sighting.frame, sighting.time_s
+        late, phase = memory.no_more_bets, memory.phase
         events.append(
-            WagerChanged(frame, time_s, box, before, after, memory.no_more_bets, memory.phase)
+            WagerChanged(frame, time_s, box, before, after, late, phase, amount_before, amount)
         )
         if memory.phase.order >= Phase.EXPOSURE.order:
-            events += settle_box(memory, cfg, box, after, frame, time_s)
+            events += settle_box(memory, cfg, box, after, frame, time_s, amount)
         elif memory.phase is Phase.WAGERS and not memory.no_more_bets:
             memory.last_wager_s = view.time_s  # this round's bets: placed on the built woodpile
             memory.wagers_placed = any(memory.chips.values())
+    _read_amounts(chips, memory)
+    if memory.phase is Phase.WAGERS and not memory.no_more_bets:
+        _bank_chips(view, memory)
     return events
+
+
+def _read_amounts(chips: dict, memory: RoundMemory) -> None:
+    """A box whose stacks seen are the stacks believed: its amount, once every value is read
+    (a value unread for a frame does not undo one read)."""
+    for box, n in memory.chips.items():
+        seen = chips.get(box, [])
+        if n and len(seen) == n and (value := money(seen)) is not None:
+            memory.amounts[box] = value
+
+
+def _bank_chips(view: FrameView, memory: RoundMemory) -> None:
+    """Chip stacks resting in the banker wager area: when first seen there, their values."""
+    bank = view.resting_in(BANK_AREA, "chip")
+    before, memory.bank_chips = memory.bank_chips, {}
+    for chip in bank:
+        frame, time_s, value = before.get(chip.track_id, (view.frame, view.time_s, None))
+        value = chip.chip_value if chip.chip_value is not None else value
+        memory.bank_chips[chip.track_id] = (frame, time_s, value)
+
+
+def _bank_staked(memory: RoundMemory) -> list[TableEvent]:
+    """The bank's stake as bets close: one stack a player/banker's, more a co-banker's (the
+    smaller) and the house's match (the rest); nothing when the house banks alone."""
+    if not memory.bank_chips:
+        return []
+    frame, time_s = min((f, t) for f, t, _ in memory.bank_chips.values())
+    values = [v for _, _, v in memory.bank_chips.values()]
+    wagers = list(memory.wager_amounts.values())
+    total = None if None in wagers else sum(wagers)  # type: ignore[arg-type]
+    if len(values) == 1:
+        return [BankStaked(frame, time_s, "player_banker", values[0], 0, total)]
+    if None in values:
+        return [BankStaked(frame, time_s, "co_bank", None, None, total)]
+    stake = min(values)  # type: ignore[type-var]
+    return [BankStaked(frame, time_s, "co_bank", stake, sum(values) - stake, total)]  # type: ignore[arg-type]
 
 
 def _evidence(seen: dict[int, int], sure: dict[int, int], believed: dict[int, int]):
@@ -146,7 +200,7 @@ def _never_sure(memory: RoundMemory, box: int, now: int) -> bool:
 def call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list[TableEvent]:
     memory.no_more_bets, memory.no_more_bets_s = True, view.time_s
     memory.close_bets()
-    return [NoMoreBets(view.frame, view.time_s, reason)]
+    return [NoMoreBets(view.frame, view.time_s, reason), *_bank_staked(memory)]
 
 
 def no_more_bets(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:

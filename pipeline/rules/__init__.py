@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from pipeline.rules import banker_underfunded
+from pipeline.rules.banker_underfunded import BankerUnderfunded
 from pipeline.rules.base import Finding, Rule, RulesConfig
 from pipeline.rules.camera_lost import CameraLostRule
 from pipeline.rules.checker import RuleFactory, RulesChecker
@@ -55,12 +55,11 @@ RULES: Mapping[str, RuleFactory] = MappingProxyType(
         "dice_not_flat": DiceNotFlat,
         "wager_after_no_more_bets": WagerAfterNoMoreBets,
         "payout_error": PayoutError,
+        "banker_underfunded": BankerUnderfunded,
         "camera_lost": CameraLostRule,
     }
 )
 """Catalogue kind -> rule class (called with a :class:`RulesConfig`)."""
 
-UNOBSERVABLE: Mapping[str, str] = MappingProxyType(
-    {banker_underfunded.KIND: banker_underfunded.NOT_OBSERVABLE}
-)
+UNOBSERVABLE: Mapping[str, str] = MappingProxyType({})
 """Catalogue kinds without a rule yet -> what the events would have to carry."""

@@ -5,7 +5,9 @@ The bank's exposed pairs (:class:`HandExposed` with ``bank=True``) are compared 
 setting :mod:`paigow.houseway` gives for the same four tiles. Settings are compared by the
 values of their two hands, so swapping a tile for its copy, or for a tile of the same value,
 is not a violation. Hands the dealer sets for an absent player (10.17) are not told apart from
-hands players set themselves, so only the bank's is checked. Ends with the round.
+hands players set themselves, so only the bank's is checked, and not when a player/banker
+banks alone (:class:`BankStaked` ``player_banker``: the player sets their own hand; a
+co-banker's is set the house way, 11.3). Ends with the round.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import ClassVar
 from paigow.hands import HandValue, Setting, hand_value
 from paigow.houseway import load_way
 from paigow.tiles import TileError, tile
-from pipeline.round.events import HandExposed, TableEvent, TableState
+from pipeline.round.events import BankStaked, HandExposed, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig, faces_text
 
 
@@ -31,12 +33,15 @@ class HouseWayViolation:
 
     def reset(self) -> None:
         self._players_exposed = False
+        self._player_banks = False
 
     def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
         findings: list[Finding] = []
         for event in events:
             match event:
-                case HandExposed(bank=True):
+                case BankStaked(mode=mode):
+                    self._player_banks = mode == "player_banker"
+                case HandExposed(bank=True) if not self._player_banks:
                     finding = self._check(event)
                     findings += [finding] if finding else []
                 case HandExposed(bank=False):

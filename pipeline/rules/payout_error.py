@@ -1,12 +1,15 @@
 """``payout_error`` (6.16-6.17): a winning box paid other than 1:1 less 5%. Supervisor review.
 
-What the camera can check today is the settlement's direction, not its amount: chips are seen
-as stacks, not values. Each :class:`BoxSettled` (win: chips added, lose: chips taken, push:
-left alone) is compared with what the exposed hands call for, the box's pairs against the
-bank's (:func:`paigow.hands.match`: both hands won is a win, both lost a loss, else a push;
-copies go to the bank). A box paid when it lost, or not paid when it won, is raised; whether a
-win was paid exactly 1:1 less 5% is not (it needs chip values). Boxes or banks whose faces are
-not all known are not judged. A settlement is judged ``settle_judge_s`` after it was seen,
+First the settlement's direction: each :class:`BoxSettled` (win: chips added, lose: chips
+taken, push: left alone) is compared with what the exposed hands call for, the box's pairs
+against the bank's (:func:`paigow.hands.match`: both hands won is a win, both lost a loss,
+else a push; copies go to the bank). A box paid when it lost, or not paid when it won, is
+raised. Then, on a win whose wager and payment are both known (chip values read), the amount:
+the winnings due are 1:1 less the commission on the wager's exactly-payable part
+(:func:`paigow.settlement.settle_wager`, 6.16, 6.19); paid otherwise (under, over, or in full
+without the commission) is raised with the wager, what was due, what was seen and the
+commission. An amount unknown is not judged (doubt is not an alert). Boxes or banks whose
+faces are not all known are not judged. A settlement is judged ``settle_judge_s`` after it was seen,
 unless the box settles again meanwhile (a push is only what the camera did not see: no chip
 moved; a payout may be seen late, or chips misread while the dealer pays): the last one
 stands. One pending as the stream ends is not judged (the settlement may have been cut off).
@@ -18,7 +21,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
+from paigow.hands import Outcome as HandOutcome
 from paigow.hands import Setting, hand_value, match
+from paigow.settlement import DEFAULT_SETTLEMENT, BoxWager, settle_wager
 from paigow.tiles import TileError, tile
 from pipeline.round.events import BoxSettled, HandExposed, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig, faces_text
@@ -78,7 +83,7 @@ class PayoutError:
             return None
         due = match(player, banker).value
         if due == event.outcome.value:
-            return None
+            return _amount_check(event, hand)
         return Finding(
             event.box,
             event.frame,
@@ -96,3 +101,39 @@ class PayoutError:
                 "amount_checked": False,
             },
         )
+
+
+def _amount_check(event: BoxSettled, hand: HandExposed) -> Finding | None:
+    """A win paid in the wrong amount (both the wager and the payment known), else None."""
+    if event.outcome.value != "win" or event.wager is None or event.paid is None:
+        return None
+    chips = DEFAULT_SETTLEMENT.chips
+    if event.wager <= 0 or not chips.can_pay(event.wager):
+        return None  # not a wager the table's chips make: a misread, not judged
+    due = settle_wager(BoxWager(event.box, event.wager, HandOutcome.WIN))
+    if event.paid == due.payout:
+        return None
+    if event.paid == due.standing:
+        how = "paid in full, the 5% commission not taken"
+    else:
+        how = "underpaid" if event.paid < due.payout else "overpaid"
+    return Finding(
+        event.box,
+        event.frame,
+        event.time_s,
+        f"box {event.box} won on a wager of {event.wager} and was paid {event.paid}, "
+        f"{how}: {due.payout} was due (1:1 less {due.commission} commission): "
+        "supervisor review",
+        {
+            "settled": "win",
+            "due": "win",
+            "wager": event.wager,
+            "standing": due.standing,
+            "expected": due.payout,
+            "seen": event.paid,
+            "difference": event.paid - due.payout,
+            "commission": due.commission,
+            "track_ids": [*hand.high_ids, *hand.low_ids],
+            "amount_checked": True,
+        },
+    )

@@ -14,6 +14,7 @@ import pytest
 from paigow.dice import delivery_order, first_box
 from paigow.tiles import DECK
 from pipeline.round.events import (
+    BankStaked,
     BoxSettled,
     CameraLost,
     CameraRestored,
@@ -250,6 +251,49 @@ def test_wager_after_no_more_bets_is_marked():
     assert (late.box, late.before, late.after, late.after_no_more_bets) == (4, 1, 2, True)
     assert (table.index - 1) / FPS - late.time_s >= 1.0  # dated to when it was first seen
     assert [w.after_no_more_bets for w in table.of(WagerChanged)[:2]] == [False, False]
+
+
+def test_wagers_carry_their_amounts_and_the_bank_stake_is_told_as_bets_close():
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(replace(chip(500, "banker_wager", (200.0, 0.0)), chip_value=300))
+    table.put(replace(chip(100, "box_2"), chip_value=125))
+    table.step(2)
+    table.put(chip(101, "box_4", (40.0, 0.0)))  # its value not read yet
+    table.step(3)
+    table.put(replace(table.tracks[101], chip_value=130))  # read later, before bets close
+    table.step(4)
+    wagers = [(e.box, e.amount_before, e.amount_after) for e in table.of(WagerChanged)]
+    assert wagers == [(2, 0, 125), (4, 0, None)]
+    (bank,) = table.of(BankStaked)
+    assert (bank.mode, bank.stake, bank.house_match, bank.wagers_total) == (
+        "player_banker",
+        300,
+        0,
+        255,
+    )
+    assert bank.time_s < table.of(NoMoreBets)[0].time_s  # dated to when it was first seen
+
+
+def test_two_stacks_in_the_banker_area_are_a_co_bank_and_unread_values_stay_unknown():
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(replace(chip(500, "banker_wager", (200.0, 0.0)), chip_value=100))
+    table.put(replace(chip(501, "banker_wager", (240.0, 0.0)), chip_value=100))
+    table.put(chip(100, "box_2"))  # never read
+    table.step(8)
+    (bank,) = table.of(BankStaked)
+    assert (bank.mode, bank.stake, bank.house_match, bank.wagers_total) == (
+        "co_bank",
+        100,
+        100,
+        None,
+    )
+
+
+def test_no_stake_in_the_banker_area_tells_no_bank_event():
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(replace(chip(100, "box_2"), chip_value=25))
+    table.step(8)
+    assert table.of(NoMoreBets) and not table.of(BankStaked)
 
 
 def hand(tid: int, xy, zone: str | None = None) -> Track:
@@ -643,6 +687,7 @@ EXAMPLES = (
     VisionRestored(17, 3.4, 0.2),
     RoundEnded(18, 3.6, 0, Phase.SETTING, False),
     TileFaceUnread(19, 3.8, 7, "box_5", Phase.SETTING, 5),
+    BankStaked(20, 4.0, "co_bank", 300, 300, 500),
 )
 
 

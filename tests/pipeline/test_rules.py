@@ -12,8 +12,10 @@ import pytest
 
 from paigow.catalogue import catalogue
 from paigow.dice import delivery_order
+from paigow.settlement import winning_payout
 from pipeline.alerts import Alert, AlertState
 from pipeline.round.events import (
+    BankStaked,
     BoxSettled,
     CameraLost,
     CameraRestored,
@@ -126,6 +128,9 @@ class Round:
     settled: dict[int, Outcome] = field(default_factory=lambda: dict(DUE))
     camera_loss_s: float = 0.0  # camera lost this long during the delivery
     done_counts: tuple[int, ...] | None = None  # DeliveryDone's counts, when not the groups'
+    amounts: dict[int, int | None] | None = None  # box -> its wager's value (None: unread)
+    paid: dict[int, int | None] = field(default_factory=dict)  # box -> paid, when not as due
+    bank_stake: tuple[str, int | None] | None = None  # banking mode, stake (no event: house)
 
 
 def _wash(t: Table, r: Round) -> None:
@@ -139,11 +144,22 @@ def _wash(t: Table, r: Round) -> None:
     t.step(WoodpileBuilt(*t.at(), 32, r.known_faces), t.to(Phase.WAGERS))
 
 
+def _amount(r: Round, box: int) -> int | None:
+    return None if r.amounts is None else r.amounts[box]
+
+
 def _wagers_and_dice(t: Table, r: Round) -> None:
     for box in PLAYERS:
-        t.step(WagerChanged(*t.at(), box, 0, 1, False, Phase.WAGERS))
+        t.step(WagerChanged(*t.at(), box, 0, 1, False, Phase.WAGERS, 0, _amount(r, box)))
     t.wait(0.8)
-    t.step(NoMoreBets(*t.at(), "quiet"))
+    bank: list[TableEvent] = []
+    if r.bank_stake:
+        mode, stake = r.bank_stake
+        amounts = [_amount(r, box) for box in PLAYERS]
+        total = None if None in amounts else sum(amounts)
+        match = stake if mode == "co_bank" else 0
+        bank.append(BankStaked(*t.at(), mode, stake, match, total))
+    t.step(NoMoreBets(*t.at(), "quiet"), *bank)
     if r.late_wager:
         t.wait(0.4)
         t.step(WagerChanged(*t.at(), 5, 1, 2, True, Phase.WAGERS))
@@ -212,7 +228,13 @@ def _showdown(t: Table, r: Round) -> None:
         if outcome is not Outcome.PUSH:
             after = 2 if outcome is Outcome.WIN else 0
             events.append(WagerChanged(*t.at(), box, 1, after, True, t.phase))
-        t.step(*events, BoxSettled(*t.at(), box, outcome), t.to(Phase.SETTLEMENT))
+        wager = _amount(r, box)
+        paid = None
+        if wager is not None:
+            due = {Outcome.WIN: winning_payout(wager - wager % 20), Outcome.LOSE: -wager}
+            paid = r.paid.get(box, due.get(outcome, 0))
+        settled = BoxSettled(*t.at(), box, outcome, wager, paid)
+        t.step(*events, settled, t.to(Phase.SETTLEMENT))
     t.wait(1.0)
 
 
@@ -282,6 +304,26 @@ RAISING = {
     "wager_after_no_more_bets": (Round(late_wager=True), {(None, 5)}),
     "payout_error": (Round(settled={3: Outcome.WIN, 5: Outcome.WIN}), {(None, 3)}),
     "camera_lost": (Round(camera_loss_s=2.0), {(None, None)}),
+    "payout_error, underpaid by a chip": (
+        Round(amounts={3: 100, 5: 100}, paid={5: 90}),
+        {("payout_error", 5)},
+    ),
+    "payout_error, overpaid by a chip": (
+        Round(amounts={3: 100, 5: 220}, paid={5: 210}),
+        {("payout_error", 5)},
+    ),
+    "payout_error, no commission taken": (
+        Round(amounts={3: 100, 5: 100}, paid={5: 100}),
+        {("payout_error", 5)},
+    ),
+    "banker_underfunded": (
+        Round(amounts={3: 100, 5: 100}, bank_stake=("player_banker", 150)),
+        {(None, None)},
+    ),
+    "banker_underfunded, a co-banker below half": (
+        Round(amounts={3: 100, 5: 100}, bank_stake=("co_bank", 75)),
+        {("banker_underfunded", None)},
+    ),
 }
 """Scripted irregularities: the alerts (kind, box) each must open, and no other. A kind of
 None is the scenario's own kind."""
@@ -302,6 +344,27 @@ CLEAN = {
     ),
     "order assumed where the camera missed it": Round(
         groups=tuple((b, ids_of(b), k < 2) for k, b in enumerate([7, 8, 2, 1, 3, 4, 5, 6]))
+    ),
+    "a win paid 1:1 less 5%": Round(amounts={3: 100, 5: 100}),
+    "a wager not exactly payable: its payable part paid (6.19)": Round(amounts={3: 100, 5: 110}),
+    "a payout whose amount was not read": Round(amounts={3: 100, 5: 100}, paid={5: None}),
+    "a wager whose amount was not read": Round(amounts={3: 100, 5: None}),
+    "a player/banker covering the wagers": Round(
+        amounts={3: 100, 5: 100}, bank_stake=("player_banker", 200)
+    ),
+    "a co-banker with half the wagers": Round(
+        amounts={3: 100, 5: 100}, bank_stake=("co_bank", 100)
+    ),
+    "a bank stake whose value was not read": Round(
+        amounts={3: 100, 5: 100}, bank_stake=("player_banker", None)
+    ),
+    "a player/banker sets their own hand, not the house way": Round(
+        bank=BANK_OFF_WAY,
+        settled={3: Outcome.PUSH, 5: Outcome.WIN},
+        bank_stake=("player_banker", None),
+    ),
+    "a bank stake against wagers not all read": Round(
+        amounts={3: 100, 5: None}, bank_stake=("player_banker", 20)
     ),
 }
 """Rounds with nothing a rule may raise (the last one's only assumed order is not judged)."""
@@ -378,7 +441,25 @@ def test_registry_covers_the_catalogue_honestly():
     assert set(RULES) | set(UNOBSERVABLE) == set(catalogue())
     assert not set(RULES) & set(UNOBSERVABLE)
     assert all(rule.kind == kind for kind, rule in RULES.items())
-    assert UNOBSERVABLE["banker_underfunded"]
+    assert "banker_underfunded" in RULES
+
+
+def test_a_mispaid_win_names_the_wager_what_was_due_and_what_was_paid():
+    table = play(Round(amounts={3: 100, 5: 110}, paid={5: 100}))
+    table.wait(RulesConfig().settle_judge_s)
+    (opened,) = table.of("payout_error", AlertState.OPEN)
+    evidence = opened.evidence
+    assert (evidence["wager"], evidence["standing"], evidence["expected"]) == (110, 100, 95)
+    assert (evidence["seen"], evidence["commission"], evidence["amount_checked"]) == (100, 5, True)
+    assert "commission not taken" in opened.message
+
+
+def test_an_underfunded_bank_says_how_the_round_must_play():
+    table = play(Round(amounts={3: 100, 5: 100}, bank_stake=("player_banker", 150)))
+    (opened,) = table.of("banker_underfunded", AlertState.OPEN)
+    assert (opened.evidence["stake"], opened.evidence["wagers_total"]) == (150, 200)
+    assert opened.evidence["plays_as"] == "co_bank"
+    assert "11.2(b)" in opened.message
 
 
 def test_an_alert_carries_what_the_room_needs():

@@ -8,7 +8,7 @@ import pytest
 
 from paigow.dice import delivery_order, first_box
 from vision.synth.clip import ClipConfig, render_scenario
-from vision.synth.round_plan import INJECTABLE, plan_round
+from vision.synth.round_plan import CHIP_VALUES, INJECTABLE, plan_round
 from vision.synth.scenario import ScenarioTiming
 from vision.synth.scenario_deal import script_round
 from vision.synth.scene import Scene
@@ -118,3 +118,58 @@ def test_tiles_the_dealer_exposes_lie_open_to_the_camera(kind):
     # a stacking exposure grows stack by stack: all its tiles show by the window's last part
     middle = (irr["start_frame"] + irr["end_frame"]) // 2
     assert any(in_view(f) for f in range(middle, irr["end_frame"], 4))
+
+
+def test_winners_are_paid_one_to_one_less_five_percent_in_chips_of_the_set():
+    from paigow.settlement import split_wager, winning_payout
+    from vision.synth.round_plan import stack_value
+
+    for seed in SEEDS:
+        s = scripted(seed, ())
+        for e in (e for e in s.events if e["type"] == "settled"):
+            assert e["wager"] == s.chip_values[100 + e["box"]] >= 20  # the table minimum
+            if e["outcome"] == "win":
+                due = winning_payout(split_wager(e["wager"])[0])
+                assert e["paid"] == e["expected"] == due == s.chip_values[400 + e["box"]]
+                assert stack_value(s.plan.payouts[e["box"]]) == due
+            else:
+                assert e["paid"] == 0 and 400 + e["box"] not in s.chip_values
+
+
+@pytest.mark.parametrize("seed", (0, 1, 2))
+def test_a_payout_error_pays_one_chip_short_or_over_or_without_commission(seed):
+    s = scripted(seed, ("payout_error",))
+    (irr,) = s.irregularities
+    settled = next(e for e in s.events if e["type"] == "settled" and e["box"] == irr["box"])
+    variant, paid, due = irr["detail"]["variant"], settled["paid"], settled["expected"]
+    assert variant == ("underpaid", "overpaid", "no_commission")[seed % 3]
+    top = s.plan.payouts[irr["box"]][-1]
+    expected = {
+        "underpaid": due - CHIP_VALUES[top],
+        "overpaid": due + CHIP_VALUES[top],
+        "no_commission": settled["wager"] - settled["wager"] % 20,
+    }
+    assert paid == expected[variant] != due
+
+
+@pytest.mark.parametrize("seed", (0, 1, 2, 3))
+def test_an_underfunded_bank_stakes_less_than_its_mode_needs(seed):
+    s = scripted(seed, ("banker_underfunded",))
+    (irr,) = s.irregularities
+    (bank,) = [e for e in s.events if e["type"] == "bank_staked"]
+    total = sum(e["amount"] for e in s.events if e["type"] == "wager_placed")
+    assert bank["mode"] == irr["detail"]["mode"] == ("player_banker", "co_bank")[seed % 2]
+    need = total if bank["mode"] == "player_banker" else total / 2
+    assert 0 < bank["amount"] < need and bank["house_match"] == bank["amount"] * (seed % 2)
+
+
+def test_funded_banks_cover_the_wagers_and_the_house_banks_most_rounds():
+    modes = []
+    for seed in range(20):
+        s = scripted(seed, ())
+        bank = [e for e in s.events if e["type"] == "bank_staked"]
+        modes.append(bank[0]["mode"] if bank else "house")
+        total = sum(e["amount"] for e in s.events if e["type"] == "wager_placed")
+        for e in bank:
+            assert e["amount"] >= (total if e["mode"] == "player_banker" else total / 2)
+    assert modes.count("house") > len(modes) / 2 and len(set(modes)) == 3

@@ -226,6 +226,7 @@ def render_scenario(
         "events": scripted.events,
         "irregularities": scripted.irregularities,
         "blind_intervals": [list(b) for b in scripted.blind],
+        "chip_values": {str(k): v for k, v in sorted(scripted.chip_values.items())},
         "layout": layout_dict(layout, camera),
         "randomisation": dr.name,
         "scale": cfg.scale,

@@ -7,13 +7,14 @@ Tile ids are 0..31: tile ``i`` sits in woodpile stack ``i // 4`` at level ``i % 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from paigow.dice import delivery_order, first_box
 from paigow.hands import Setting, match, settings
 from paigow.houseway import load_way
+from paigow.settlement import BankMode, split_wager, wager_step, winning_payout
 from paigow.tiles import DECK, TILES
 
 BOXES = tuple(range(1, 9))
@@ -29,10 +30,41 @@ INJECTABLE = (
     "dice_not_flat",
     "wager_after_no_more_bets",
     "camera_lost",
+    "payout_error",
+    "banker_underfunded",
 )
 DELIVERY_VARIANTS = ("wrong_first_box", "skipped_box", "five_and_three")
 CAMERA_VARIANTS = ("frozen", "blank")
+PAYOUT_VARIANTS = ("underpaid", "overpaid", "no_commission")
 DENOMS = ("white", "red", "green", "black", "purple", "yellow")
+CHIP_VALUES = {"white": 1, "red": 5, "green": 25, "black": 100, "purple": 500, "yellow": 1000}
+"""The rendered casino's chip set: each colour's value in money units (paigow.settlement's
+default denominations)."""
+MIN_WAGER_CHIP = "green"  # put under a wager below the table minimum (the smallest payable)
+BANK_SEED = 24  # the bank mode is drawn apart, so the rest of a seed's round is unchanged
+
+
+def stack_value(denoms: tuple[str, ...]) -> int:
+    """The value of a stack of chips (colour names) in money units.
+
+    >>> stack_value(("black", "green", "red"))
+    130
+    """
+    return sum(CHIP_VALUES[d] for d in denoms)
+
+
+def chips_for(amount: int) -> tuple[str, ...]:
+    """The fewest chips of the set that make ``amount``, bottom to top (larger chips under
+    smaller, 6.3).
+
+    >>> chips_for(95)
+    ('green', 'green', 'green', 'red', 'red', 'red', 'red')
+    """
+    out: list[str] = []
+    for colour in sorted(CHIP_VALUES, key=CHIP_VALUES.__getitem__, reverse=True):
+        count, amount = divmod(amount, CHIP_VALUES[colour])
+        out += [colour] * count
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -43,6 +75,8 @@ class PlanConfig:
     chips_per_stack: tuple[int, int] = (2, 9)
     player_house_way_rate: float = 0.8  # players who set their hand the house way
     house_way: str = "nz"
+    player_banker_rate: float = 0.15  # rounds a player banks alone (11.2), stake covering
+    co_bank_rate: float = 0.1  # rounds a player co-banks with the house (11.3)
 
 
 @dataclass(frozen=True)
@@ -71,6 +105,11 @@ class RoundPlan:
     settings: dict[int, tuple[tuple[int, int], tuple[int, int]]]  # box -> (high ids, low ids)
     house_way_settings: dict[int, tuple[tuple[int, int], tuple[int, int]]]
     outcomes: dict[int, str] = field(default_factory=dict)
+    bank_mode: str = BankMode.HOUSE.value
+    bank_stake: tuple[str, ...] = ()  # the player/banker's or co-banker's stake (chips)
+    payouts: dict[int, tuple[str, ...]] = field(default_factory=dict)  # box -> chips paid
+    payout_variant: str | None = None  # payout_error: how the injected box is mispaid
+    payout_box: int | None = None
 
     def box_tiles(self, box: int) -> tuple[int, ...]:
         return tuple(t for g in self.groups if g.box == box for t in g.tile_ids)
@@ -153,8 +192,10 @@ def plan_round(
     n_occ = int(rng.integers(cfg.occupied_boxes[0], cfg.occupied_boxes[1] + 1))
     occupied = tuple(sorted(int(b) for b in rng.choice(np.arange(2, 9), n_occ, replace=False)))
     wagers = {
-        b: tuple(
-            DENOMS[int(i)] for i in rng.integers(0, 4, int(rng.integers(*cfg.chips_per_stack)))
+        b: _table_minimum(
+            tuple(
+                DENOMS[int(i)] for i in rng.integers(0, 4, int(rng.integers(*cfg.chips_per_stack)))
+            )
         )
         for b in occupied
     }
@@ -175,7 +216,75 @@ def plan_round(
         {},
     )
     _set_hands(plan, way, rng, cfg)
-    return plan
+    for _ in range(50):  # a mispayment needs a winner: deal again until a box wins
+        if "payout_error" not in injections or "win" in plan.outcomes.values():
+            break
+        plan = replace(plan, faces=_shuffle(rng), settings={}, house_way_settings={}, outcomes={})
+        _set_hands(plan, way, rng, cfg)
+    return _money(plan, cfg)
+
+
+def _table_minimum(denoms: tuple[str, ...]) -> tuple[str, ...]:
+    """A wager below the smallest payable one (6.18) gets a chip under it: a table minimum."""
+    return denoms if stack_value(denoms) >= wager_step() else (MIN_WAGER_CHIP, *denoms)
+
+
+def _money(plan: RoundPlan, cfg: PlanConfig) -> RoundPlan:
+    """The bank mode and its stake, and each winner's payout in chips (6.16, 6.19), with the
+    money injections. Drawn from a generator of their own: the rest of the round is unchanged."""
+    rng = np.random.default_rng([plan.seed, BANK_SEED])
+    total = sum(stack_value(w) for w in plan.wagers.values())
+    draw = rng.random()
+    mode = BankMode.HOUSE
+    if draw < cfg.player_banker_rate + cfg.co_bank_rate:
+        mode = BankMode.PLAYER_BANKER if draw < cfg.player_banker_rate else BankMode.CO_BANK
+    short = "banker_underfunded" in plan.injections
+    if short:
+        mode = (BankMode.PLAYER_BANKER, BankMode.CO_BANK)[plan.seed % 2]
+    stake = _stake(mode, total, short, rng)
+    payouts = {}
+    for box in plan.occupied:
+        if plan.outcomes.get(box) == "win":
+            standing, _ = split_wager(stack_value(plan.wagers[box]))
+            payouts[box] = chips_for(winning_payout(standing))
+    variant = box = None
+    if "payout_error" in plan.injections and payouts:
+        variant = PAYOUT_VARIANTS[plan.seed % len(PAYOUT_VARIANTS)]
+        box = int(rng.choice(sorted(payouts)))
+        payouts[box] = _mispaid(payouts[box], stack_value(plan.wagers[box]), variant)
+    return replace(
+        plan,
+        bank_mode=mode.value,
+        bank_stake=chips_for(stake),
+        payouts=payouts,
+        payout_variant=variant,
+        payout_box=box,
+    )
+
+
+def _stake(mode: BankMode, total: int, short: bool, rng: np.random.Generator) -> int:
+    """A player/banker's stake (covering the other wagers, 11.2(b)) or a co-banker's (half of
+    them, 11.3(b)); ``short``: below that (banker_underfunded). 0 when the house banks."""
+    if mode is BankMode.HOUSE:
+        return 0
+    if mode is BankMode.PLAYER_BANKER:
+        if short:
+            return max(1, int(total * rng.uniform(0.4, 0.9)) // 5 * 5)
+        return -(-total // 100) * 100 + 100 * int(rng.integers(0, 3))
+    if short:
+        return max(1, int(total * rng.uniform(0.15, 0.45)) // 5 * 5)
+    return -(-total // 50) * 25 + 25 * int(rng.integers(0, 3))
+
+
+def _mispaid(due: tuple[str, ...], wager: int, variant: str) -> tuple[str, ...]:
+    """The chips paid instead of ``due``: one chip less (the top one), one more of the top
+    chip's colour, or the standing wager in full, commission not taken."""
+    if variant == "underpaid":
+        return due[:-1]
+    if variant == "overpaid":
+        return (*due, due[-1])
+    standing, _ = split_wager(wager)
+    return chips_for(standing)
 
 
 def _set_hands(plan: RoundPlan, way, rng: np.random.Generator, cfg: PlanConfig) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vision.synth.director import Director, Key
-from vision.synth.round_plan import RoundPlan
+from vision.synth.round_plan import RoundPlan, stack_value
 from vision.synth.scene import Scene
 from vision.synth.table import LayoutGeometry, TableLayout
 
@@ -30,6 +30,8 @@ STACK_LOCAL_MM = (0.0, -28.0)
 BANK_EXPOSE_XY_MM = (0.0, -165.0)
 COLLECT_XY_MM = (250.0, -112.0)
 TRAY_XY_MM = (0.0, -372.0)
+BANK_STAKE_ID, HOUSE_MATCH_ID = 500, 501  # chip stacks in the banker wager area
+BANK_STACK_GAP_MM = 60.0  # a co-banker's stake and the house's match lie this far apart
 CHIP_LOCAL_MM = (-40.0, 45.0)
 EXTRA_CHIP_LOCAL_MM = (10.0, 55.0)
 WASH_REST_X_MM = 200.0  # dealer hands rest this far left and right of the work area's centre
@@ -113,6 +115,7 @@ class Scripted:
     events: list[dict] = field(default_factory=list)
     irregularities: list[dict] = field(default_factory=list)
     blind: list[tuple[int, int, str]] = field(default_factory=list)  # start, end, variant
+    chip_values: dict[int, int] = field(default_factory=dict)  # chip stack id -> its value
 
 
 class _Script:
@@ -145,6 +148,12 @@ class _Script:
                 "detail": detail,
             }
         )
+
+    def chips(self, cid: int, denoms: tuple[str, ...]) -> int:
+        """Chip stack ``cid`` is made of ``denoms`` (bottom to top); its value."""
+        self.d.chip_denoms[cid] = denoms
+        self.out.chip_values[cid] = stack_value(denoms)
+        return self.out.chip_values[cid]
 
     def box_xy(self, box: int, local: tuple[float, float]) -> tuple[float, float]:
         xy = self.layout.box(box).to_table(np.array([local]))[0]
@@ -304,26 +313,54 @@ class _Script:
         """Players put chips in their boxes; then "no more bets"."""
         glide = self.f(self.tm.tile_glide_s)
         per = self.f(self.tm.wagers_s) // max(1, len(self.plan.occupied))
+        if self.plan.bank_stake:
+            self.bank_stake(self.t + glide)
         for k, box in enumerate(self.plan.occupied):
             start = self.t + k * per
             cid = 100 + box
-            self.d.chip_denoms[cid] = self.plan.wagers[box]
+            amount = self.chips(cid, self.plan.wagers[box])
             xy = self.box_xy(box, self.spots.chip_local)
             self.d.key(self.d.chips, cid, Key(start + glide, xy, float(self.rng.uniform(0, 360))))
             self.player_reach(
                 910 + box, box, start + glide, start + 2 * glide, self.spots.chip_local
             )
-            self.event("wager_placed", start + glide, box=box, chips=len(self.plan.wagers[box]))
+            self.event(
+                "wager_placed",
+                start + glide,
+                box=box,
+                chips=len(self.plan.wagers[box]),
+                amount=amount,
+            )
         self.t += self.f(self.tm.wagers_s) + 2 * glide
         self.event("no_more_bets", self.t)
         self.no_more_bets = self.t
+
+    def bank_stake(self, frame: int) -> None:
+        """A player/banker's stake, or a co-banker's and the house's match beside it, in the
+        banker wager area (11.2-11.3); an underfunded one is injected (``banker_underfunded``)."""
+        p = self.plan
+        cx, cy = self.layout.geometry.banker_wager_mm[:2]
+        gap = BANK_STACK_GAP_MM * self.spots.table_scale / 2
+        cobank = p.bank_mode == "co_bank"
+        stake = self.chips(BANK_STAKE_ID, p.bank_stake)
+        self.d.key(self.d.chips, BANK_STAKE_ID, Key(frame, (cx - gap * cobank, cy)))
+        if cobank:
+            self.chips(HOUSE_MATCH_ID, p.bank_stake)
+            self.d.key(self.d.chips, HOUSE_MATCH_ID, Key(frame, (cx + gap, cy)))
+        self.event("bank_staked", frame, mode=p.bank_mode, amount=stake, house_match=stake * cobank)
+        if "banker_underfunded" in p.injections:
+            total = sum(stack_value(w) for w in p.wagers.values())
+            end = self.t + self.f(self.tm.wagers_s) + self.f(self.tm.injection_hold_s)
+            self.irregular(
+                "banker_underfunded", frame, end, None, mode=p.bank_mode, stake=stake, total=total
+            )
 
     def late_wager(self) -> None:
         """Past posting: chips added to a box after "no more bets"."""
         box = int(self.rng.choice(self.plan.occupied))
         glide = self.f(self.tm.tile_glide_s)
         cid = 200 + box
-        self.d.chip_denoms[cid] = ("black", "black", "purple")
+        added = self.chips(cid, ("black", "black", "purple"))
         start = self.t + glide
         extra = self.spots.extra_chip_local
         self.d.key(self.d.chips, cid, Key(start + glide, self.box_xy(box, extra)))
@@ -334,6 +371,7 @@ class _Script:
             start + glide + self.f(self.tm.injection_hold_s),
             box,
             added_chips=3,
+            added_amount=added,
         )
         self.t = start + 3 * glide
 

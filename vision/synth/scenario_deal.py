@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import itertools
 
+from paigow.settlement import split_wager, winning_payout
 from vision.synth.director import Key
-from vision.synth.round_plan import CAMERA_VARIANTS, RoundPlan
+from vision.synth.round_plan import CAMERA_VARIANTS, RoundPlan, stack_value
 from vision.synth.scenario import (
     HAND_OFFSET_MM,
     PAIR_X_MM,
@@ -260,15 +261,35 @@ def settle(s: _Script) -> None:
             s.d.set(s.d.chips, 100 + box, start + glide + 1, present=False)
         elif outcome == "win":
             cid = 400 + box
-            s.d.chip_denoms[cid] = s.plan.wagers[box]
             paid = s.box_xy(box, s.spots.extra_chip_local)
+            s.chips(cid, s.plan.payouts[box])
             s.d.key(s.d.chips, cid, Key(start, tray, glide=False))
             s.d.key(s.d.chips, cid, Key(start + glide, paid))
-            s.carry(902, start, start + glide, tray, paid)
-        s.event("settled", start + glide, box=box, outcome=outcome)
+            if any(k.frame == start for k in s.d.hands[902].keys):
+                # a frame rate so low that a box is paid before the hand reached the last one:
+                # it goes on from there (a key at the tray would take it off the last box)
+                s.d.key(s.d.hands, 902, Key(start + glide, (paid[0], paid[1] - HAND_OFFSET_MM)))
+            else:
+                s.carry(902, start, start + glide, tray, paid)
+        _settled(s, box, outcome, start + glide)
     s.t += glide + s.f(s.tm.settle_s)
     s.rest(902, s.t, 0.0)
     s.t += s.f(s.tm.tail_s)
+
+
+def _settled(s: _Script, box: int, outcome: str | None, frame: int) -> None:
+    """The settlement's truth: the wager, what was paid and what was due (1:1 less 5% on the
+    standing part, 6.16, 6.19); a mispaid box is the ``payout_error`` injected."""
+    wager = stack_value(s.plan.wagers[box])
+    paid = due = 0
+    if outcome == "win":
+        paid = s.out.chip_values[400 + box]
+        due = winning_payout(split_wager(wager)[0])
+    s.event("settled", frame, box=box, outcome=outcome, wager=wager, paid=paid, expected=due)
+    if box == s.plan.payout_box:
+        end = frame + s.f(s.tm.tile_glide_s)  # the chips lie paid until the round ends
+        variant = s.plan.payout_variant
+        s.irregular("payout_error", frame, end, box, variant=variant, paid=paid, due=due)
 
 
 def script_round(

@@ -75,6 +75,15 @@ def _faces(faces: Sequence[str | None]) -> str:
     return " ".join(f or "?" for f in faces)
 
 
+def _settled(settled) -> str:
+    """A box's settlement: its outcome, with the wager and what was paid when both are known."""
+    if settled is None:
+        return "-"
+    if settled.wager is None or settled.paid is None:
+        return str(settled.outcome)
+    return f"{settled.outcome} (wager {settled.wager}, paid {settled.paid})"
+
+
 def _hands_html(rnd: RoundView) -> str:
     boxes = sorted({*rnd.hands, *rnd.exposed, *rnd.settled, *(g.box for g in rnd.groups)})
     if not boxes:
@@ -92,7 +101,7 @@ def _hands_html(rnd: RoundView) -> str:
                 _ids(delivered.get(box, ())),
                 f"{_ids(hand.high)} / {_ids(hand.low)}" if hand else "-",
                 f"{_faces(shown.high_faces)} / {_faces(shown.low_faces)}" if shown else "-",
-                settled.outcome if settled else "-",
+                _settled(settled),
             )
         )
     head = ("box", "delivered (track ids)", "set high / low", "shown high / low", "outcome")
