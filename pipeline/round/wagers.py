@@ -79,7 +79,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
             memory.wagers_placed = any(memory.chips.values())
     _read_amounts(chips, memory)
     if memory.phase is Phase.WAGERS and not memory.no_more_bets:
-        _bank_chips(view, memory)
+        _bank_chips(view, memory, cfg.late_chip_confidence)
     return events
 
 
@@ -92,9 +92,11 @@ def _read_amounts(chips: dict, memory: RoundMemory) -> None:
             memory.amounts[box] = value
 
 
-def _bank_chips(view: FrameView, memory: RoundMemory) -> None:
-    """Chip stacks resting in the banker wager area: when first seen there, their values."""
-    bank = view.resting_in(BANK_AREA, "chip")
+def _bank_chips(view: FrameView, memory: RoundMemory, floor: float) -> None:
+    """Chip stacks resting in the banker wager area, detected surely (``floor``: a doubtful
+    chip there would make a house-banked round a player/banker's, whose own hand the house way
+    does not judge): when first seen there, their values."""
+    bank = [c for c in view.resting_in(BANK_AREA, "chip") if c.confidence >= floor]
     before, memory.bank_chips = memory.bank_chips, {}
     for chip in bank:
         frame, time_s, value = before.get(chip.track_id, (view.frame, view.time_s, None))

@@ -296,6 +296,16 @@ def test_no_stake_in_the_banker_area_tells_no_bank_event():
     assert table.of(NoMoreBets) and not table.of(BankStaked)
 
 
+def test_a_doubtful_chip_in_the_banker_area_makes_no_player_banker():
+    """Felt or a marker read as a chip in the banker area must not make a house-banked round a
+    player/banker's (whose own hand the house way then does not judge)."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(replace(chip(100, "box_2"), chip_value=25))
+    table.put(replace(chip(500, "banker_wager", (200.0, 0.0)), confidence=0.4))
+    table.step(8)
+    assert table.of(NoMoreBets) and not table.of(BankStaked)
+
+
 def hand(tid: int, xy, zone: str | None = None) -> Track:
     x, y = xy
     return Track(tid, (x - 15, y - 15, x + 15, y + 15), HAND, None, None, None, zone, 10, 0)
