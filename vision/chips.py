@@ -19,6 +19,9 @@ caller knows how many image pixels one millimetre of height moves a point there
 (``height_px_per_mm``), the count is ``|d| / (height_px_per_mm * thickness)``. Straight above
 (``|d|`` shorter than a chip's worth of pixels) or with runs too short to separate, the count
 and so the value are None: doubt, not a guess.
+
+:func:`face_colour` is the top chip's colour measured the same way without a chip set (what
+``paigow chips calibrate``, :mod:`vision.chip_calibration`, clusters).
 """
 
 from __future__ import annotations
@@ -316,6 +319,39 @@ def _chips_from_band(
     return [int(edge.owner[c]) for c in chips], float(np.mean(margin)) * kept
 
 
+def _clip_box(image: np.ndarray, box_xyxy) -> tuple[int, int, int, int] | None:
+    """``box_xyxy`` rounded and clipped to ``image``; None when under 4 px either way."""
+    x0, y0, x1, y1 = (round(float(v)) for v in box_xyxy)
+    x0, y0 = max(x0, 0), max(y0, 0)
+    x1, y1 = min(x1, image.shape[1]), min(y1, image.shape[0])
+    return None if x1 - x0 < 4 or y1 - y0 < 4 else (x0, y0, x1, y1)
+
+
+def face_colour(image: np.ndarray, box_xyxy, config: ReaderConfig = DEFAULT_READER) -> BGR | None:
+    """The top chip's face colour in a stack's box, without a chip set (calibration).
+
+    :func:`read_stack`'s measurement: the median of the face's middle (``top_sample`` of its
+    radius), the face found by the same search, with "looks like the middle of the box" as
+    the face-likeness in place of a chip set's references. BGR 0..255; None for a box that is
+    empty or outside the image.
+    """
+    clipped = _clip_box(image, box_xyxy)
+    if clipped is None:
+        return None
+    x0, y0, x1, y1 = clipped
+    crop = image[y0:y1, x0:x1]
+    crop_lab = _lab(crop)
+    h, w = crop_lab.shape[:2]
+    weights = np.array([config.lightness_weight, 1.0, 1.0], np.float32)
+    first = _disc_mask((h, w), np.array([w / 2, h / 2]), min(w, h) / 2 * config.top_sample)
+    middle_lab = np.median(crop_lab[first], axis=0)
+    topness = -np.linalg.norm((crop_lab - middle_lab) * weights, axis=2)
+    top, radius = _top_disc(topness, config.min_radius)
+    middle = _disc_mask((h, w), top, radius * config.top_sample)
+    b, g, r = np.median(crop[middle].astype(np.float64), axis=0)
+    return round(b), round(g), round(r)
+
+
 def read_stack(
     image: np.ndarray,
     box_xyxy: tuple[float, float, float, float] | np.ndarray,
@@ -329,11 +365,10 @@ def read_stack(
     camera); None: count the band's runs instead. Never raises on odd boxes: returns
     :data:`UNREAD` for a box that is empty or outside the image.
     """
-    x0, y0, x1, y1 = (round(float(v)) for v in box_xyxy)
-    x0, y0 = max(x0, 0), max(y0, 0)
-    x1, y1 = min(x1, image.shape[1]), min(y1, image.shape[0])
-    if x1 - x0 < 4 or y1 - y0 < 4:
+    clipped = _clip_box(image, box_xyxy)
+    if clipped is None:
         return UNREAD
+    x0, y0, x1, y1 = clipped
     crop_lab = _lab(image[y0:y1, x0:x1])
     tops = _Palette(chip_set, ("top",), config.lightness_weight)
     edge = _Palette(chip_set, ("edge",), config.lightness_weight)

@@ -1,6 +1,6 @@
 """The ``paigow`` command: one composition root that dispatches to sub-commands.
 
-One module per command (:mod:`pipeline.cli.game`, ``synth``, ``detect``, ``alerts``,
+One module per command (:mod:`pipeline.cli.game`, ``synth``, ``detect``, ``chips``, ``alerts``,
 ``console``, ``monitor``, ``fleet``, ``proxy``, ``review``, ``config``); what several share lives in
 :mod:`pipeline.cli.common`, and no command imports another or this package. Each command
 module exposes ``register(subparsers)``, which adds its parser and sets ``func(args) -> int``.
@@ -18,6 +18,7 @@ import threading
 
 from pipeline.cli import (
     alerts,
+    chips,
     config,
     console,
     detect,
@@ -31,7 +32,7 @@ from pipeline.cli import (
 from pipeline.cli.common import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE
 
 DEBUG_ENV = "PAIGOW_DEBUG"
-COMMANDS = (game, synth, detect, alerts, console, monitor, fleet, proxy, review, config)
+COMMANDS = (game, synth, detect, chips, alerts, console, monitor, fleet, proxy, review, config)
 
 
 class _Parser(argparse.ArgumentParser):

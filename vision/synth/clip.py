@@ -111,6 +111,7 @@ def _base_scene(seed: int, dr: DomainRandomisation, scale: float) -> Scene:
         light_dir=look.light_dir,
         dice_look=look.dice,
         layout=look.layout,
+        chip_style=look.chip_style,
     )
 
 

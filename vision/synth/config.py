@@ -12,6 +12,8 @@ override any field::
 Look families are such files in ``datasets/recipes/looks/`` (each with a ``name:`` equal to its
 file stem), listed as ``train`` or ``held_out`` in ``families.yaml`` there; they differ in table
 structure (layout shape, camera side and height, resolution), colours, dice and codec.
+A ``chips`` section (opt-in; the default is today's chips) names chip designs and adds
+cash-like objects that are not chips.
 :func:`randomisation` resolves ``training``, ``shifted``, a family name or a YAML path.
 
 Ranges are ``(low, high)`` tuples sampled uniformly; colours are BGR tuples of 0..255; a tuple
@@ -29,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from vision.synth.scene import DICE_STYLES
+from vision.synth.scene import CHIP_STYLES, DICE_STYLES
 from vision.synth.table import BOX_SHAPES
 
 Range = tuple[float, float]
@@ -149,6 +151,21 @@ class ContentRanges:
 
 
 @dataclass(frozen=True, slots=True)
+class ChipRanges:
+    """Chip designs and cash-like objects that are not chips (opt-in: the defaults draw
+    today's chips and no distractor)."""
+
+    # names in vision.synth.sprites.CHIP_STYLES (one chosen per scene): classic (today's: eight
+    # edge inserts and an inner ring), spots (four wide edge spots, a thin inner ring), inlay
+    # (a pale printed inlay in the middle), plain (one colour, a faint ring)
+    styles: tuple[str, ...] = ("classic",)
+    # per still scene: rectangular plaques and small round lammers (markers with a word),
+    # labelled as no chip
+    plaques: Range = (0.0, 0.0)
+    lammers: Range = (0.0, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
 class DomainRandomisation:
     """All random ranges of one randomisation set (``training`` or ``shifted``)."""
 
@@ -160,6 +177,7 @@ class DomainRandomisation:
     objects: ObjectRanges = field(default_factory=ObjectRanges)
     content: ContentRanges = field(default_factory=ContentRanges)
     layout: LayoutRanges = field(default_factory=LayoutRanges)
+    chips: ChipRanges = field(default_factory=ChipRanges)
 
 
 TRAINING = DomainRandomisation()
@@ -256,6 +274,7 @@ def validated(dr: DomainRandomisation, where: str = "randomisation") -> DomainRa
         ("layout.shapes", dr.layout.shapes, BOX_SHAPES),
         ("objects.dice_styles", dr.objects.dice_styles, tuple(DICE_STYLES)),
         ("sensor.codecs", dr.sensor.codecs, CODECS),
+        ("chips.styles", dr.chips.styles, CHIP_STYLES),
     )
     for key, chosen, known in named:
         if not chosen:

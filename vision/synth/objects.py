@@ -15,14 +15,25 @@ import numpy as np
 from vision.synth.compose import CanvasDrawer, ObjectPixels, place, transform
 from vision.synth.hands import hand_sprite
 from vision.synth.paint import Sprite, circle_points, rounded_rect, scale_bgr
-from vision.synth.scene import ChipStack, DiceLook, DieState, HandState, TileLook, TileState
+from vision.synth.scene import (
+    ChipStack,
+    DiceLook,
+    DieState,
+    Distractor,
+    HandState,
+    TileLook,
+    TileState,
+)
 from vision.synth.settings import RenderSettings
 from vision.synth.sprites import (
     CHIP_COLOURS,
     CHUNG_BGR,
+    DISTRACTOR_THICKNESS_MM,
     chip_sprite,
     chung_sprite,
     die_sprite,
+    lammer_sprite,
+    plaque_sprite,
     tile_back_sprite,
     tile_face_sprite,
     tile_outline,
@@ -36,7 +47,7 @@ DIE_TILT_STEP_DEG = 5.0
 # the hand's shadow falls this many mm per mm of hand height along the light direction
 HAND_SHADOW_RUN = 0.6
 
-Source = TileState | ChipStack | DieState | HandState
+Source = TileState | ChipStack | DieState | HandState | Distractor
 
 
 @dataclass
@@ -78,8 +89,16 @@ class SpriteBank:
             return self._get(("back", look), lambda: tile_back_sprite(look, self.settings))
         return self._get(("face", face, look), lambda: tile_face_sprite(face, look, self.settings))
 
-    def chip(self, denomination: str) -> Sprite:
-        return self._get(("chip", denomination), lambda: chip_sprite(denomination, self.settings))
+    def chip(self, denomination: str, style: str = "classic") -> Sprite:
+        return self._get(
+            ("chip", denomination, style), lambda: chip_sprite(denomination, self.settings, style)
+        )
+
+    def distractor(self, thing: Distractor) -> Sprite:
+        if thing.kind == "plaque":
+            return self._get(("plaque", thing.bgr), lambda: plaque_sprite(thing.bgr, self.settings))
+        key = ("lammer", thing.word, thing.bgr)
+        return self._get(key, lambda: lammer_sprite(thing.word, thing.bgr, self.settings))
 
     def die(self, die: DieState, look: DiceLook) -> Sprite:
         if die.flat:
@@ -133,12 +152,14 @@ def draw_tile(
     return Drawn(tile, label, d.end(label), extent, top)
 
 
-def draw_chips(d: CanvasDrawer, bank: SpriteBank, stack: ChipStack, label: int) -> Drawn:
-    """A chip stack: one side band per chip, the top chip's face on top."""
+def draw_chips(
+    d: CanvasDrawer, bank: SpriteBank, stack: ChipStack, label: int, style: str = "classic"
+) -> Drawn:
+    """A chip stack: one side band per chip, the top chip's face (of ``style``) on top."""
     thick = bank.settings.sizes.chip_thickness_mm
     local = place(stack.xy_mm, stack.angle_deg)
     outline = transform(local, bank.chip_outline)
-    top_sprite = bank.chip(stack.denominations[-1])
+    top_sprite = bank.chip(stack.denominations[-1], style)
     d.begin()
     d.shadow(top_sprite, local)
     colours = [
@@ -151,6 +172,20 @@ def draw_chips(d: CanvasDrawer, bank: SpriteBank, stack: ChipStack, label: int) 
     top = _image(d, bank.chip_outline, local, top_h)
     extent = np.vstack([top, _image(d, bank.chip_outline, local, 0.0)])
     return Drawn(stack, label, d.end(label), extent, top)
+
+
+def draw_distractor(d: CanvasDrawer, bank: SpriteBank, thing: Distractor, label: int) -> Drawn:
+    """A plaque or a lammer: a thin slab (its side darker) with its sprite on top."""
+    sprite = bank.distractor(thing)
+    height = DISTRACTOR_THICKNESS_MM[thing.kind]
+    local = place(thing.xy_mm, thing.angle_deg + (90.0 if thing.kind == "plaque" else 0.0))
+    d.begin()
+    d.shadow(sprite, local)
+    d.prism(transform(local, sprite.hull_mm), (0.0, height), scale_bgr(thing.bgr, 0.6), label)
+    d.sprite(sprite, local, height, label)
+    top = _image(d, sprite.hull_mm, local, height)
+    extent = np.vstack([top, _image(d, sprite.hull_mm, local, 0.0)])
+    return Drawn(thing, label, d.end(label), extent, top)
 
 
 def draw_die(d: CanvasDrawer, bank: SpriteBank, die: DieState, look: DiceLook, label: int) -> Drawn:

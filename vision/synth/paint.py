@@ -84,6 +84,17 @@ class Painter:
         if opaque:
             cv2.line(self.alpha, pa, pb, 255, thickness, cv2.LINE_8, _SHIFT_BITS)
 
+    def text(self, xy_mm, word: str, height_mm: float, bgr: tuple[int, ...]) -> None:
+        """``word`` centred on ``xy_mm``, capitals ``height_mm`` tall (colour only)."""
+        font, size = cv2.FONT_HERSHEY_SIMPLEX, 1.0
+        (w, h), _ = cv2.getTextSize(word, font, size, 2)
+        scale = height_mm * self.scale / h
+        thickness = max(1, round(2 * scale))
+        (w, h), _ = cv2.getTextSize(word, font, scale, thickness)
+        cx, cy = self._pts(np.array(xy_mm))[0] / (1 << _SHIFT_BITS)
+        origin = (round(cx - w / 2), round(cy + h / 2))
+        cv2.putText(self.colour, word, origin, font, scale, bgr, thickness, cv2.LINE_AA)
+
     def finish(self, hull_mm: np.ndarray, shadow: ShadowSpec | None = None) -> Sprite:
         """Downsample to the output resolution and premultiply."""
         alpha3 = cv2.cvtColor(self.alpha, cv2.COLOR_GRAY2BGR)

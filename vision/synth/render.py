@@ -28,12 +28,14 @@ from vision.synth.objects import (
     draw_chips,
     draw_chung,
     draw_die,
+    draw_distractor,
     draw_hand,
     draw_tile,
 )
 from vision.synth.scene import (
     ChipStack,
     DieState,
+    Distractor,
     HandState,
     ObjectTruth,
     Scene,
@@ -119,7 +121,10 @@ class Renderer:
             drawn.append(draw_tile(drawer, self.bank, tile, scene.tile_look, label))
             label += 1
         for stack in scene.chips:
-            drawn.append(draw_chips(drawer, self.bank, stack, label))
+            drawn.append(draw_chips(drawer, self.bank, stack, label, scene.chip_style))
+            label += 1
+        for thing in scene.distractors:
+            drawn.append(draw_distractor(drawer, self.bank, thing, label))
             label += 1
         for die in scene.dice:
             drawn.append(draw_die(drawer, self.bank, die, scene.dice_look, label))
@@ -159,7 +164,9 @@ class Renderer:
         w, h = size_wh
         lo = np.clip(d.extent_px.min(axis=0), 0, (w, h))
         hi = np.clip(d.extent_px.max(axis=0), 0, (w, h))
-        obb = _obb(d.obb_px) if isinstance(d.source, ChipStack | HandState) else d.obb_px
+        obb = (
+            _obb(d.obb_px) if isinstance(d.source, ChipStack | HandState | Distractor) else d.obb_px
+        )
         visibility = drawer.visibility(d.pixels, d.label) * inside
         base = dict(
             obj_id=d.source.obj_id,
@@ -177,6 +184,8 @@ class Renderer:
                 return ObjectTruth(kind="die", die_value=value, die_flat=flat, **base)
             case HandState():
                 return ObjectTruth(kind="hand", **base)
+            case Distractor(kind=kind):
+                return ObjectTruth(kind=kind, **base)
         return None
 
 

@@ -5,9 +5,10 @@
 whole clip and vary only ``effects.noise_seed`` per frame. Still-scene content is in
 :mod:`vision.synth.stills_content`.
 
-The table's structure, frame size and dice (fields added with look families) are drawn from a
-generator spawned from the caller's (:func:`structure_rng`), never from its own stream: a set
-whose draws predate them (``training``, ``shifted``) renders exactly what it always did.
+The table's structure, frame size, dice and chip design (fields added with look families) are
+drawn from a generator spawned from the caller's (:func:`structure_rng`), never from its own
+stream: a set whose draws predate them (``training``, ``shifted``) renders exactly what it
+always did.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ class Look:
     light_dir: tuple[float, float]
     layout: LayoutGeometry = field(default_factory=LayoutGeometry)
     dice: DiceLook = field(default_factory=DiceLook)
+    chip_style: str = "classic"
 
 
 def uniform(rng: np.random.Generator, r: Range) -> float:
@@ -159,6 +161,7 @@ def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
     layout = sample_layout(structure, dr)
     resolution_wh = choice(structure, dr.camera.resolutions_wh)
     dice = DICE_STYLES[choice(structure, dr.objects.dice_styles)]
+    chip_style = choice(structure, dr.chips.styles)
     camera = sample_camera(rng, dr, layout.centre_mm, resolution_wh)
     angle = uniform(rng, (0.0, 2 * math.pi))
     run = uniform(rng, LIGHT_RUN)
@@ -170,6 +173,7 @@ def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
         light_dir=(run * math.cos(angle), run * math.sin(angle)),
         layout=layout,
         dice=dice,
+        chip_style=chip_style,
     )
 
 

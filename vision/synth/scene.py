@@ -18,6 +18,10 @@ Point = tuple[float, float]
 BGR = tuple[int, int, int]
 
 DENOMINATIONS: tuple[str, ...] = ("white", "red", "green", "black", "purple", "yellow")
+# chip designs (vision.synth.sprites draws each; a look family names them in chips.styles)
+CHIP_STYLES: tuple[str, ...] = ("classic", "spots", "inlay", "plain")
+# cash-like objects that are not chips (their truth kind; no detector class)
+DISTRACTORS: tuple[str, ...] = ("plaque", "lammer")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,20 @@ class ChipStack:
     obj_id: int
     xy_mm: Point
     denominations: tuple[str, ...]
+    angle_deg: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Distractor:
+    """Something on the table that looks like money but is not a chip: a ``plaque`` (a
+    rectangle, long side along ``angle_deg``) or a ``lammer`` (a small round marker with
+    ``word`` printed on it)."""
+
+    obj_id: int
+    xy_mm: Point
+    kind: str
+    bgr: BGR
+    word: str = ""
     angle_deg: float = 0.0
 
 
@@ -167,6 +185,9 @@ class Scene:
     dice_look: DiceLook = field(default_factory=DiceLook)
     # the table's layout; None: the renderer's own (see Renderer)
     layout: LayoutGeometry | None = None
+    # the chips' design (CHIP_STYLES) and the cash-like objects that are not chips
+    chip_style: str = "classic"
+    distractors: tuple[Distractor, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,12 @@ DIE_CORE_SHRINK = 0.2
 PIP_RING_SHADE = 0.55
 TILE_RIM_LIFT = 1.9
 CHIP_CENTRE_LIFT = 1.12
+CHIP_SPOTS = 4  # the spots style's edge spots
+INLAY_BGR = (235, 240, 245)  # the inlay style's printed middle: the body tinted this way
+INLAY_TINT = 0.45
+PLAQUE_MM = (86.0, 54.0)
+LAMMER_DIAMETER_MM = 30.0
+DISTRACTOR_THICKNESS_MM = {"plaque": 3.0, "lammer": 2.5}
 CHUNG_BGR = (60, 165, 210)
 CHUNG_MARK_BGR = (30, 30, 160)
 
@@ -110,8 +116,9 @@ def tile_back_sprite(look: TileLook, settings: RenderSettings) -> Sprite:
     return _tile_body(look, settings).finish(tile_outline(settings), _shadow(settings))
 
 
-def chip_sprite(denomination: str, settings: RenderSettings) -> Sprite:
-    """Top of a chip: body colour, edge inserts, an inner ring."""
+def chip_sprite(denomination: str, settings: RenderSettings, style: str = "classic") -> Sprite:
+    """Top of a chip in one of :data:`~vision.synth.scene.CHIP_STYLES`; ``classic``: body
+    colour, edge inserts, an inner ring."""
     z = settings.sizes
     body, insert = CHIP_COLOURS[denomination]
     radius = z.chip_diameter_mm / 2
@@ -120,12 +127,66 @@ def chip_sprite(denomination: str, settings: RenderSettings) -> Sprite:
     )
     outline = circle_points(radius, settings.circle_points * 2)
     painter.polygon(outline, body)
+    if style != "classic":
+        _styled_chip(painter, style, body, insert, radius)
+        return painter.finish(circle_points(radius, settings.circle_points), _shadow(settings))
     for k in range(z.chip_inserts):
         t = 2 * np.pi * k / z.chip_inserts
         direction = np.array([np.cos(t), np.sin(t)])
         painter.line(direction * radius * 0.78, direction * radius * 0.98, radius * 0.22, insert)
     painter.circle((0.0, 0.0), radius * 0.66, insert)
     painter.circle((0.0, 0.0), radius * 0.6, scale_bgr(body, CHIP_CENTRE_LIFT))
+    return painter.finish(circle_points(radius, settings.circle_points), _shadow(settings))
+
+
+def _styled_chip(painter: Painter, style: str, body, insert, radius: float) -> None:
+    """Another casino's chip face on ``painter`` (its body disc drawn): ``spots``, ``inlay`` or
+    ``plain`` (see :class:`vision.synth.config.ChipRanges`)."""
+    if style == "spots":
+        for k in range(CHIP_SPOTS):
+            t = 2 * np.pi * (k + 0.5) / CHIP_SPOTS
+            direction = np.array([np.cos(t), np.sin(t)])
+            painter.line(direction * radius * 0.8, direction * radius * 0.96, radius * 0.5, insert)
+        painter.circle((0.0, 0.0), radius * 0.7, scale_bgr(body, 0.7))
+        painter.circle((0.0, 0.0), radius * 0.66, scale_bgr(body, CHIP_CENTRE_LIFT))
+    elif style == "inlay":
+        for r in (0.92, 0.84):
+            painter.circle((0.0, 0.0), radius * r, insert)
+            painter.circle((0.0, 0.0), radius * (r - 0.03), body)
+        inlay = tuple(round(c + (p - c) * INLAY_TINT) for c, p in zip(body, INLAY_BGR, strict=True))
+        painter.circle((0.0, 0.0), radius * 0.62, inlay)
+        painter.text((0.0, radius * 0.3), "CASINO", radius * 0.14, scale_bgr(body, 0.8))
+    elif style == "plain":
+        painter.circle((0.0, 0.0), radius * 0.86, scale_bgr(body, 0.8))
+        painter.circle((0.0, 0.0), radius * 0.82, scale_bgr(body, CHIP_CENTRE_LIFT))
+    else:
+        raise ValueError(f"unknown chip style {style!r}")
+
+
+def plaque_sprite(bgr, settings: RenderSettings) -> Sprite:
+    """A plaque: a pearly rectangle with a border and a printed value, long side along ``x``."""
+    half_w, half_h = PLAQUE_MM[0] / 2, PLAQUE_MM[1] / 2
+    painter = Painter(
+        (half_w + _pad(settings), half_h + _pad(settings)),
+        settings.canvas_px_per_mm,
+        settings.supersample,
+    )
+    outline = rounded_rect(half_w, half_h, 3.0)
+    painter.polygon(outline, scale_bgr(bgr, 0.8))
+    painter.polygon(rounded_rect(half_w - 4.0, half_h - 4.0, 2.0), bgr)
+    painter.text((0.0, 0.0), "5000", half_h * 0.5, scale_bgr(bgr, 0.35))
+    return painter.finish(outline, _shadow(settings))
+
+
+def lammer_sprite(word: str, bgr, settings: RenderSettings) -> Sprite:
+    """A lammer: a small round marker with ``word`` across it."""
+    radius = LAMMER_DIAMETER_MM / 2
+    painter = Painter(
+        (radius + _pad(settings),) * 2, settings.canvas_px_per_mm, settings.supersample
+    )
+    painter.polygon(circle_points(radius, settings.circle_points * 2), scale_bgr(bgr, 0.75))
+    painter.circle((0.0, 0.0), radius * 0.88, bgr)
+    painter.text((0.0, 0.0), word, radius * 0.45, (30, 30, 30))
     return painter.finish(circle_points(radius, settings.circle_points), _shadow(settings))
 
 

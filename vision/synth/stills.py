@@ -32,7 +32,7 @@ from tqdm import tqdm
 from vision.synth.config import DomainRandomisation, randomisation
 from vision.synth.crops import CropSpec, upright_crop
 from vision.synth.render import Renderer, RenderResult
-from vision.synth.scene import ObjectTruth
+from vision.synth.scene import DISTRACTORS, ObjectTruth
 from vision.synth.stills_content import random_scene
 
 CLASS_NAMES: tuple[str, ...] = ("tile_down", "tile_up", "chip", "die", "hand")
@@ -82,8 +82,8 @@ def yolo_lines(
     lines = []
     for obj in objects:
         x0, y0, x1, y1 = obj.xyxy
-        if obj.visibility < min_visibility or x1 <= x0 or y1 <= y0:
-            continue
+        if obj.visibility < min_visibility or x1 <= x0 or y1 <= y0 or obj.kind in DISTRACTORS:
+            continue  # a plaque or a lammer is no chip: no box, the detector learns it as table
         cx, cy, bw, bh = (x0 + x1) / 2 / w, (y0 + y1) / 2 / h, (x1 - x0) / w, (y1 - y0) / h
         lines.append(f"{class_id(obj)} {cx:.6f} {cy:.6f} {bw:.6f} {bh:.6f}")
     return lines

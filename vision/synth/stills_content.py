@@ -17,8 +17,16 @@ import numpy as np
 
 from paigow.tiles import DECK
 from vision.synth.config import DomainRandomisation
-from vision.synth.sampling import choice, sample_hand, sample_look, uniform
-from vision.synth.scene import DENOMINATIONS, ChipStack, DieState, HandState, Scene, TileState
+from vision.synth.sampling import choice, sample_hand, sample_look, structure_rng, uniform
+from vision.synth.scene import (
+    DENOMINATIONS,
+    ChipStack,
+    DieState,
+    Distractor,
+    HandState,
+    Scene,
+    TileState,
+)
 from vision.synth.settings import DEFAULT_SETTINGS, RenderSettings
 from vision.synth.table import Box, TableLayout, default_layout, rect_polygon
 
@@ -189,6 +197,36 @@ def _chips(
     return stacks
 
 
+PLAQUE_BGR = ((225, 228, 232), (235, 215, 190), (200, 215, 240))
+LAMMER_BGR = ((60, 200, 235), (235, 235, 235), (40, 130, 240), (50, 50, 200))
+LAMMER_WORDS = ("BUY", "LAMMER", "1000", "CALL")
+
+
+def _distractors(
+    rng, dr: DomainRandomisation, layout: TableLayout, ids, arr: Arrangement, settings
+) -> list[Distractor]:
+    """Plaques and lammers in random boxes, beside the bet spot (none unless ``dr.chips``
+    asks for them)."""
+    g = layout.geometry
+    pitch = settings.sizes.chip_diameter_mm + arr.chip_gap_mm
+    out = []
+    counts = (round(uniform(rng, dr.chips.plaques)), round(uniform(rng, dr.chips.lammers)))
+    for kind, n in zip(("plaque", "lammer"), counts, strict=True):
+        for _ in range(n):
+            box = layout.boxes[int(rng.integers(len(layout.boxes)))]
+            local = np.array([g.bet_spot_mm[0] - 1.5 * pitch, g.bet_spot_mm[1] + pitch])
+            xy = box.to_table(local + rng.uniform(-arr.jitter_mm, arr.jitter_mm, 2))[0]
+            colours = PLAQUE_BGR if kind == "plaque" else LAMMER_BGR
+            word = choice(rng, LAMMER_WORDS) if kind == "lammer" else ""
+            angle = uniform(rng, (0, 360))
+            out.append(
+                Distractor(
+                    next(ids), (float(xy[0]), float(xy[1])), kind, choice(rng, colours), word, angle
+                )
+            )
+    return out
+
+
 def _dice(
     rng, dr: DomainRandomisation, layout: TableLayout, ids, arr: Arrangement, settings
 ) -> list[DieState]:
@@ -253,6 +291,9 @@ def random_scene(
     chips = _chips(rng, dr, layout, chung, ids, arr, settings)
     dice = _dice(rng, dr, layout, ids, arr, settings)
     hands = _hands(rng, dr, tiles, ids, arr)
+    distractors = []
+    if max(dr.chips.plaques) > 0 or max(dr.chips.lammers) > 0:  # else no draw: scenes as before
+        distractors = _distractors(structure_rng(rng), dr, layout, ids, arr, settings)
     return Scene(
         tiles=tuple(tiles),
         chips=tuple(chips),
@@ -266,4 +307,6 @@ def random_scene(
         light_dir=look.light_dir,
         dice_look=look.dice,
         layout=layout.geometry,
+        chip_style=look.chip_style,
+        distractors=tuple(distractors),
     )
