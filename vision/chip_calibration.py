@@ -132,6 +132,19 @@ def _names_and_values(
     return [(names[j], int(value_of[j])) for j in range(len(tops))]
 
 
+def look_alike(calibration: Calibration) -> list[tuple[str, ...]]:
+    """Names of clusters whose top colours are nearest the same basic colour (``black`` and
+    ``black_2``): likely one denomination split in two, the frame holding fewer
+    denominations than values were given."""
+    basic = _weighted_lab(list(BASIC_COLOURS.values()))
+    groups: dict[int, list[str]] = {}
+    for cluster in calibration.clusters:
+        top = _weighted_lab([cluster.top_bgr])[0]
+        nearest = int(np.linalg.norm(basic - top, axis=1).argmin())
+        groups.setdefault(nearest, []).append(cluster.name)
+    return [tuple(names) for names in groups.values() if len(names) > 1]
+
+
 def check_values(values: list[int] | list[tuple[str, int]]) -> None:
     """Raise :class:`CalibrationError` for values that cannot make a chip set: none, not
     positive, a value or name twice, a name not in :data:`BASIC_COLOURS`."""
@@ -171,6 +184,11 @@ def calibrate(
         )
     lab = _weighted_lab(tops)
     label = kmeans(lab, len(values))
+    if len(set(label.tolist())) < len(values):
+        raise CalibrationError(
+            f"the {len(tops)} chip stack(s) found show fewer colours than the {len(values)} "
+            "values given: a frame with a stack of each denomination is needed"
+        )
     centres = [np.median(lab[label == j], axis=0) for j in range(len(values))]
     clusters = []
     for j, (name, value) in enumerate(_names_and_values(centres, values)):

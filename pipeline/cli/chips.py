@@ -13,6 +13,7 @@ runs; a bad one is one line on stderr, exit status 2.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from pipeline.cli.common import UsageError
@@ -102,7 +103,7 @@ def chip_boxes(image, layout_path: Path | None, min_confidence: float, threads: 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.chip_calibration import calibrate, check_values, contact_sheet
+    from vision.chip_calibration import calibrate, check_values, contact_sheet, look_alike
     from vision.chips import chip_set_yaml
 
     values = parse_values(args.values)
@@ -117,6 +118,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     for c in result.clusters:
         print(f"{c.value:>8}  {c.name:<10} top BGR {list(c.top_bgr)}  {len(c.members)} stack(s)")
     print(f"{len(boxes)} chip stack(s) in {args.frame}; chip set written to {args.out}")
+    for names in look_alike(result):
+        print(
+            f"paigow chips: warning: clusters {' and '.join(names)} have nearly one colour: "
+            "does the frame show a stack of every denomination? Check the picture and the YAML",
+            file=sys.stderr,
+        )
     if args.png is not None:
         cv2.imwrite(str(args.png), contact_sheet(image, boxes, result))
         print(f"clusters drawn in {args.png}")

@@ -10,7 +10,7 @@ import yaml
 from pipeline.cli import main
 from pipeline.cli.chips import chip_boxes
 from pipeline.layout import DEFAULT_LAYOUT_RESOURCE
-from vision.chip_calibration import calibrate
+from vision.chip_calibration import CalibrationError, calibrate, look_alike
 from vision.chips import load_chip_set, read_stack
 from vision.synth.render import Renderer
 from vision.synth.scene import DENOMINATIONS, ChipStack, Scene
@@ -78,6 +78,23 @@ def test_the_written_set_loads_and_reads_the_frames_top_chips(frame, tmp_path, c
         assert read_stack(image, box, chips).denominations[-1:] == (top,)
     sheet = cv2.imread(str(png))
     assert sheet is not None and sheet.shape[0] == 6 * 72
+
+
+def test_more_values_than_colours_on_the_frame_is_warned(frame, tmp_path, capsys):
+    """Only white and black stacks kept, three values asked: two clusters of one colour (or
+    fewer colours than values, refused in one line)."""
+    path, image, truth = frame
+    boxes = chip_boxes(image, None, 0.25, 2)
+    kept = [b for b in boxes if _truth_of(b, truth) in ("white", "black")]
+    try:
+        assert look_alike(calibrate(image, kept, [1, 5, 100]))
+    except CalibrationError as err:
+        assert "fewer colours than the 3 values" in str(err)
+    assert not look_alike(calibrate(image, boxes, list(VALUES)))
+    out = tmp_path / "chips.yaml"
+    assert main(["chips", "calibrate", str(path), "--values", "1,5,25,100,500,1000", "--out",
+                 str(out)]) == 0  # fmt: skip
+    assert "warning" not in capsys.readouterr().err
 
 
 def test_a_layout_shows_the_detector_the_table_view(frame, tmp_path):
