@@ -10,7 +10,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -53,6 +53,13 @@ class _Found:
     processed: int = 0
     last_s: float = 0.0  # video time of the last frame processed
     wall_s: float = 0.0
+    phase: str = "-"  # the round's phase after the last frame processed
+
+    def status(self, started: float) -> dict[str, Any]:
+        """What a published review says of itself in its heartbeats (as a monitor does)."""
+        elapsed = time.perf_counter() - started
+        fps = self.processed / elapsed if elapsed > 0 else 0.0
+        return {"fps": round(fps, 1), "phase": self.phase, "state": "reviewing"}
 
 
 def _alerts(alerts: list[Alert], writer: ReviewWriter, emit: Emit) -> list[Alert]:
@@ -70,10 +77,12 @@ def _run(
     writer: ReviewWriter,
     emit: Emit,
     read: Callable[[Frame], None],
+    found: _Found,
 ) -> _Found:
     """The review loop: the frames ``skip`` chooses and every gap through the pipeline and
-    into the writer, in order; the pipeline's end last. ``read``: told of every frame read."""
-    found, result = _Found(), None
+    into the writer, in order, into ``found``; the pipeline's end last. ``read``: told of
+    every frame read."""
+    result = None
     for item in source:
         if isinstance(item, Gap):
             for frame in skip.flush():  # the frame held back, seen before the gap
@@ -104,6 +113,8 @@ def _step(
         found.processed += 1
         found.last_s = item.time_s
     writer.remember(result, gap)
+    if result.state is not None:
+        found.phase = str(result.state.phase)
     found.events += result.events
     found.alerts += _alerts(result.alerts, writer, emit)
     writer.draw(result, gap)
@@ -116,13 +127,17 @@ def _emitter(
     config: ReviewConfig,
     publish: PublisherConfig | None,
     on_alert: Callable[[Alert], None] | None,
+    status: Callable[[], dict[str, Any]],
 ) -> Emit:
-    """Journal (and publish) alerts; tell ``on_alert`` of each as it is stored."""
+    """Journal (and publish, with ``status`` in the heartbeats) alerts; tell ``on_alert`` of
+    each as it is stored."""
     emit: Emit = journal.append_all
     if publish is not None:
         from pipeline.bus.publisher import AlertPublisher
 
-        emit = stack.enter_context(AlertPublisher(journal, config.table, publish)).emit_all
+        publisher = stack.enter_context(AlertPublisher(journal, config.table, publish))
+        publisher.status = status
+        emit = publisher.emit_all
     if on_alert is None:
         return emit
 
@@ -164,12 +179,13 @@ def review(
         pipe = pipe or TablePipeline(config.table, layout, pipeline_config(config))
         out_dir.mkdir(parents=True, exist_ok=True)
         journal = stack.enter_context(Journal(out_dir / JOURNAL_FILE))
-        emit = _emitter(journal, stack, config, publish, on_alert)
+        found = _Found()
+        emit = _emitter(journal, stack, config, publish, on_alert, lambda: found.status(start))
         writer = ReviewWriter(out_dir, layout, info, config)
         stack.callback(writer.close)
         bar = stack.enter_context(_progress(info, video.name, progress))
         skip = still_skip(config, pipe)
-        found = _run(pipe, source, skip, writer, emit, _reader(bar, on_read))
+        _run(pipe, source, skip, writer, emit, _reader(bar, on_read), found)
     found.wall_s = time.perf_counter() - start
     run = _run_info(video, layout_source, info, config, found)
     write_report(out_dir, run, found.events, found.alerts)

@@ -47,6 +47,12 @@ def test_the_demo_fills_the_console_and_it_stays_up_until_sigint(tmp_path):
             found = URL.search(proc.stderr.readline())
             url = found and found.group(1)
         assert url, "the demo named no console address"
+        playing, deadline = None, time.monotonic() + DEMO_WAIT_S
+        while playing is None and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)  # as the round plays, the table's heartbeats say how it goes
+            tables = httpx.get(f"{url}/api/health", timeout=5.0).json()["tables"]
+            playing = next((t for t in tables if t["fps"] is not None), None)
+        assert playing is not None and playing["phase"] is not None
         deadline, line = time.monotonic() + DEMO_WAIT_S, ""
         while "the round is over" not in line and time.monotonic() < deadline:
             line = proc.stderr.readline()
