@@ -16,7 +16,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from pipeline.cli.common import UsageError
+from pipeline.cli.common import UsageError, read_image
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -60,17 +60,6 @@ def parse_values(text: str) -> list[int] | list[tuple[str, int]]:
     return out
 
 
-def _read(path: Path):
-    import cv2
-
-    if not path.is_file():
-        raise UsageError(f"{path}: no such file")
-    image = cv2.imread(str(path))
-    if image is None:
-        raise UsageError(f"{path}: not an image OpenCV can read")
-    return image
-
-
 def _writable(path: Path) -> None:
     if not path.parent.is_dir():
         raise UsageError(f"{path}: its folder does not exist")
@@ -108,7 +97,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     values = parse_values(args.values)
     check_values(values)
-    image = _read(args.frame)
+    image = read_image(args.frame)
     for path in (args.out, args.png):
         if path is not None:
             _writable(path)

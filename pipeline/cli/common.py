@@ -28,6 +28,18 @@ class UsageError(ValueError):
     """Bad input from the command line; printed as one line, exit status 2."""
 
 
+def read_image(path: Path):
+    """The BGR image at ``path``; UsageError (one line) when it is missing or unreadable."""
+    import cv2
+
+    if not path.is_file():
+        raise UsageError(f"{path}: no such file")
+    image = cv2.imread(str(path))
+    if image is None:
+        raise UsageError(f"{path}: not an image OpenCV can read")
+    return image
+
+
 def positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
     """An argparse ``type`` for a number above 0 (a one-line usage error otherwise)."""
 

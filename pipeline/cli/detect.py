@@ -10,6 +10,8 @@ import argparse
 import json
 from pathlib import Path
 
+from pipeline.cli.common import read_image
+
 CLASS_OUT = {"tile_down": "tile", "tile_up": "tile", "chip": "chip", "die": "die", "hand": "hand"}
 
 
@@ -20,17 +22,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--min-confidence", type=float, default=0.25)
     p.add_argument("--threads", type=int, default=2)
     p.set_defaults(func=cmd_detect)
-
-
-def _read(path: Path):
-    import cv2
-
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    image = cv2.imread(str(path))
-    if image is None:
-        raise ValueError(f"{path}: not an image OpenCV can read")
-    return image
 
 
 def detection_records(det) -> list[dict]:
@@ -64,7 +55,7 @@ def cmd_detect(args: argparse.Namespace) -> int:
     from vision.face_reader import FaceReader
     from vision.types import Frame
 
-    images = [(p, _read(p)) for p in args.images]  # every input checked before any work
+    images = [(p, read_image(p)) for p in args.images]  # every input checked before any work
     detector = Detector(DetectorConfig(min_confidence=args.min_confidence, threads=args.threads))
     for path, image in images:
         try:
