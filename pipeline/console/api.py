@@ -54,11 +54,8 @@ SNAPSHOT_KEY = "snapshot"
 class Api:
     """The handlers, holding what they read: the store, the feed (health), the hub."""
 
-    def __init__(
-        self, config: ConsoleConfig, store: ConsoleStore, feed: Feed, hub: Hub, layout_editor: bool
-    ) -> None:
+    def __init__(self, config: ConsoleConfig, store: ConsoleStore, feed: Feed, hub: Hub) -> None:
         self.config = config
-        self.layout_editor = layout_editor
         self.store = store
         self.feed = feed
         self.hub = hub
@@ -87,7 +84,6 @@ class Api:
                 "operator": self.operator(request),
                 "login": not self.config.no_login,
                 "choices": {**self.store.choices(), "states": list(WALL_STATES)},
-                "layout_editor": self.layout_editor,
                 "palette": PALETTE,
                 "alerts": self.store.alert_count(),
             }

@@ -74,15 +74,14 @@ def build_app(config: ConsoleConfig, store: ConsoleStore, feed: Feed, hub: Hub) 
     """The app of one console; ``feed`` may be unstarted (tests of the API alone).
 
     ValueError with one line for an unreadable operators file (with a login)."""
-    editor = layout_routes(config.layouts_dir)
-    api = Api(config, store, feed, hub, layout_editor=bool(editor))
+    api = Api(config, store, feed, hub)
     routes: list[BaseRoute] = [
         Route("/", page("wall.html")),
         Route("/alert/{id:int}", page("wall.html")),
         Route("/audit", page("audit.html")),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
         *api.routes(),
-        *editor,
+        *layout_routes(config.layouts_dir),
     ]
     middleware = [Middleware(SecurityHeaders)]
     if config.no_login and config.host in LOOPBACK_HOSTS:

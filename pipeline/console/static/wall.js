@@ -288,7 +288,6 @@ async function start() {
   const me = state.me;
   $("operator").textContent = me.operator;
   $("logout").hidden = !me.login;
-  $("layout-link").hidden = !me.layout_editor;
   for (const [severity, colour] of Object.entries(me.palette || {})) {
     document.documentElement.style.setProperty("--sev-" + severity, colour);
   }
