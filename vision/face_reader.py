@@ -17,6 +17,7 @@ from vision.faces import (
     FACE_INPUT_PX,
     crop_square,
     die_choice,
+    read_as_back,
     turned_up,
 )
 from vision.onnx import MODELS_DIR, ModelError, OnnxModel
@@ -25,7 +26,7 @@ from vision.types import DIE, TILE_DOWN, TILE_UP, Detections
 
 class FaceReader:
     """Reads tile faces and die values from full-resolution crops around detections, and
-    checks the detector's face-down tiles (the face-down check, a second model)."""
+    checks the detector's tiles face down and face up (the face-down check, a second model)."""
 
     def __init__(
         self,
@@ -36,7 +37,7 @@ class FaceReader:
         check_down: bool = True,
     ):
         """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
-        the manifest must list the same. ``check_down``: also read the detector's face-down
+        the manifest must list the same. ``check_down``: also check the detector's tile
         boxes with the face-down check (``faces_down`` in the manifest)."""
         self.model = _classifier("faces", classes, threads, models_dir)
         self.down_check = (
@@ -47,9 +48,11 @@ class FaceReader:
         self.batch = batch
 
     def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
-        """Fill ``face``/``face_confidence`` for face-up tiles and dice; a face-down box that
-        the face-down check reads as a tile face (:func:`vision.faces.turned_up`) becomes a
-        face-up one with that face."""
+        """Fill ``face``/``face_confidence`` for face-up tiles and dice. With the face-down
+        check, a face-down box it reads as a tile face (:func:`vision.faces.turned_up`) becomes
+        a face-up one with that face, and a face-up box it reads as a tile back
+        (:func:`vision.faces.read_as_back`) keeps no face (doubt: face up to the detector, a
+        back to the check)."""
         kinds = (TILE_UP, DIE, TILE_DOWN) if self.down_check else (TILE_UP, DIE)
         want = np.flatnonzero(np.isin(detections.class_id, kinds))
         face = detections.face.copy()
@@ -66,6 +69,10 @@ class FaceReader:
             dice = kind[read] == DIE
             if dice.any():  # a die reads a value or die_tipped, never a tile
                 face[want[read[dice]]], conf[want[read[dice]]] = die_choice(probs[dice])
+            tiles = read[kind[read] == TILE_UP]
+            if self.down_check and len(tiles):
+                backs = want[tiles[read_as_back(self.probs(crops[tiles], self.down_check))]]
+                face[backs], conf[backs] = -1, 0.0
         down = np.flatnonzero(kind == TILE_DOWN)
         if len(down):
             turned, best, p = turned_up(self.probs(crops[down], self.down_check))

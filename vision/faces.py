@@ -5,8 +5,11 @@ square around the detection's box. One small classifier covers both: 28 classes,
 ``tile_<face>`` (21), ``die_<value>`` (6) and ``die_tipped`` (a die not lying flat, which shows
 two faces and has no value). A second one, the face-down check, has a 29th class,
 ``tile_down`` (a tile lying face down, no face to read): it is a second opinion on the
-detector's face-down boxes, and a face-up tile the detector took for a face-down one (a face-up
-woodpile top, say) is read as its face. A face needs reading once per track, not every frame.
+detector's tile boxes both ways. A face-up tile the detector took for a face-down one (a
+face-up woodpile top, say) is read as its face; a box the detector calls face up and the check
+reads as a tile back has no face (the first reader, which has no tile_down class, would read
+a back as some face): the two disagree, so the tile is face up with its face unknown, doubt
+rather than a face or a back. A face needs reading once per track, not every frame.
 """
 
 from __future__ import annotations
@@ -40,6 +43,14 @@ TILE_FACE_CLASSES = np.array([i for i, c in enumerate(FACE_CLASSES) if c.startsw
 # tile_down class, read 68-70% of them so), and turned up 96-98% of face-up tiles, 95-98% with
 # their right face (models/metrics_faces_down.json).
 FACE_UP_MIN_PROBABILITY = 0.9
+# A box the detector calls face up has no face when the face-down check reads ``tile_down``
+# at this probability or more. The face reader has no tile_down class and reads any tile back
+# it is shown as some face: a detector that took backs for faces in the wash (a table look it
+# never learnt) made laja exposures out of nothing. Not a face-down tile either: the check has
+# taken dark tile faces it never learnt for backs, so the two models' disagreement is doubt
+# (face unknown). Measured in docs/measurements.md (session 16) on the standard suite and
+# training-family rounds, never the held-out ones.
+BACK_MIN_PROBABILITY = 0.9
 DIE_VALUE_CLASSES = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
 FACE_INPUT_PX = 96
 CROP_MARGIN = 0.12  # fraction of the box's long side added around it
@@ -113,6 +124,20 @@ def turned_up(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     best, conf = probs.argmax(axis=1), probs.max(axis=1)
     up = np.isin(best, TILE_FACE_CLASSES) & (conf >= FACE_UP_MIN_PROBABILITY)
     return up, best, conf
+
+
+def read_as_back(probs: np.ndarray) -> np.ndarray:
+    """For crops of boxes the detector calls face up, from the face-down check's ``probs (N,
+    DOWN_CHECK_CLASSES)``: which it reads as a tile back (``tile_down`` the most probable
+    class, at ``BACK_MIN_PROBABILITY`` or more).
+
+    >>> p = np.zeros((2, len(DOWN_CHECK_CLASSES)))
+    >>> p[0, -1], p[1, -1], p[1, FACE_CLASSES.index("tile_1-1")] = 0.95, 0.6, 0.4
+    >>> read_as_back(p).tolist()
+    [True, False]
+    """
+    down = len(DOWN_CHECK_CLASSES) - 1
+    return (probs.argmax(axis=1) == down) & (probs[:, down] >= BACK_MIN_PROBABILITY)
 
 
 def is_die_value(class_index: int) -> bool:

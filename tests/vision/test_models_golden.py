@@ -58,3 +58,22 @@ def test_the_reader_turns_up_face_up_tiles_called_face_down_and_no_face_down_one
     floors = golden["turned_up"]
     assert np.mean(turned[TILE_UP]) >= floors["face_up_min"], np.mean(turned[TILE_UP])
     assert np.mean(turned[TILE_DOWN]) <= floors["face_down_max"], sum(turned[TILE_DOWN])
+
+
+def test_the_reader_reads_no_face_on_tile_backs_called_face_up(rendered):
+    """Every tile of the fixed set given to the reader as a face-up box: the face-down ones
+    must come back with no face (the face-down check reads them as backs), the face-up ones
+    with theirs."""
+    golden, (images, _, _) = rendered
+    reader, turned = FaceReader(), {TILE_UP: [], TILE_DOWN: []}
+    for item in images:
+        tiles = np.isin(item.classes, (TILE_UP, TILE_DOWN))
+        called_up = Detections.from_arrays(
+            item.boxes[tiles], np.full(tiles.sum(), TILE_UP), np.full(tiles.sum(), 0.9)
+        )
+        read = reader(item.image, called_up)
+        for truth, cls, face in zip(item.classes[tiles], read.class_id, read.face, strict=True):
+            turned[truth].append(cls == TILE_UP and face < 0)
+    floors = golden["backs_unread"]
+    assert np.mean(turned[TILE_DOWN]) >= floors["face_down_min"], np.mean(turned[TILE_DOWN])
+    assert np.mean(turned[TILE_UP]) <= floors["face_up_max"], sum(turned[TILE_UP])
