@@ -290,7 +290,9 @@ def _down_check(name: str, manifest: dict) -> list[str]:
         f"The monitor's `FaceReader` reads the detector's face-down boxes with a second model, "
         f"`{entry['file']}` (manifest entry `faces_down`, {len(entry['classes'])} classes: the "
         f"28 above and `{entry['classes'][-1]}`); a box it reads as a tile face at "
-        f"{figures['threshold']} or more is face up (`vision.faces.turned_up`). Stage 2: "
+        f"{figures['threshold']} or more is face up (`vision.faces.turned_up`), and it reads "
+        "the detector's face-up boxes too: one it reads as `tile_down` at 0.9 or more keeps no "
+        "face (`vision.faces.read_as_back`: the models disagree, the face is unknown). Stage 2: "
         f"{FACES_DOWN_DATA} Training: {trained}. sha256 `{entry['sha256']}`.",
         "",
         "Measured by `python scripts/train_faces_down.py measure` (held-out crops; the val "

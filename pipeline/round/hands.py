@@ -162,8 +162,10 @@ def _exposed_tracks(
 
 
 def _seen_in(view: FrameView, zone: str) -> list[Track]:
-    """Tiles resting in ``zone`` and seen this frame (not tracks kept for hidden tiles)."""
-    return [t for t in view.resting_in(zone) if t.last_seen_frame == view.frame]
+    """Tiles resting in ``zone`` and seen there this frame (not tracks kept for hidden tiles,
+    nor a tile seen again elsewhere whose resting zone still holds where a hidden track was
+    carried: the tile lies where it is seen)."""
+    return [t for t in view.resting_in(zone) if t.last_seen_frame == view.frame and t.zone == zone]
 
 
 def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:

@@ -92,6 +92,7 @@ class Table:
         self.index = 0
         self.events: list[TableEvent] = []
         self.state: TableState | None = None
+        self.hidden: set[int] = set()  # tracks kept for tiles not seen (not seen this frame)
 
     def put(self, *tracks: Track) -> None:
         for t in tracks:
@@ -104,7 +105,10 @@ class Table:
     def step(self, frames: int = 1) -> list[TableEvent]:
         new: list[TableEvent] = []
         for _ in range(frames):
-            seen = [replace(t, last_seen_frame=self.index) for t in self.tracks.values()]
+            seen = [
+                t if t.track_id in self.hidden else replace(t, last_seen_frame=self.index)
+                for t in self.tracks.values()
+            ]
             self.state, out = self.round.update(seen, Stamp(self.index, self.index / FPS))
             new += out
             self.index += 1
@@ -499,6 +503,22 @@ def test_hands_merged_and_whether_they_can_be_rebuilt():
     table.put(*(tile(i, (600.0, 240.0), "box_6") for i in five[1:]))
     table.step(2)
     assert [m.reconstructible for m in table.of(HandsMerged)] == [True, False]
+
+
+def test_tiles_seen_again_in_their_box_are_not_mixed_where_their_hidden_tracks_went():
+    """Two tiles of box 5 hidden under a hand: the tracker carries their tracks over box 6,
+    where they come to rest unseen. Seen again lying in box 5, they are not tiles of box 5
+    lying with box 6's hand (two-row table, session 16)."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    home = {i: table.tracks[i] for i in five[:2]}
+    table.hidden = set(home)
+    table.put(*(tile(i, (600.0 + 3 * k, 240.0), "box_6") for k, i in enumerate(home)))
+    table.step(4)  # at rest in box 6, never seen there
+    table.hidden = set()
+    table.put(*home.values())
+    table.step(4)
+    assert table.of(HandsMerged) == []
 
 
 def test_a_tile_face_up_without_a_face_read_is_no_exposure_until_its_face_is_read():
