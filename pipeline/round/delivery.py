@@ -5,8 +5,10 @@
   within ``group_gap_s`` form one group, and tiles appearing later in a box already served
   (a stack spread out) join its group. The woodpile seen empty and no arrival for
   ``delivery_quiet_s`` ends the delivery; DeliveryDone carries the final counts. Groups that
-  appear in several boxes at once (the camera was blind while they were dealt) are put in
-  counter-clockwise order and flagged ``order_seen=False``.
+  appear in several boxes at once (the camera was blind, or the dealer's arm lay over them,
+  while they were dealt) are put in counter-clockwise order and flagged
+  ``order_seen=False``; in DeliveryDone each such group takes the place a counter-clockwise
+  deal from the first box gives it among the groups whose order was seen.
 """
 
 from __future__ import annotations
@@ -105,7 +107,23 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
     memory.recount(
         {box: [t.track_id for t in view.resting_in(f"box_{box}")] for box in memory.hands}
     )
+    memory.groups = _assumed_places(memory)
     boxes = tuple(box for box, _ in memory.groups)
     counts = tuple(n for _, n in memory.groups)
     done = DeliveryDone(view.frame, view.time_s, boxes, counts, memory.first_box)
     return [done, *memory.advance(Phase.SETTING, view.frame, view.time_s)]
+
+
+def _assumed_places(memory: RoundMemory) -> list[tuple[int, int]]:
+    """The groups in the order seen, each group whose order was not seen moved to the place a
+    counter-clockwise deal from the first box (else the first group's box) gives it."""
+    start = memory.first_box or memory.groups[0][0]
+
+    def place(box: int) -> int:
+        return (box - start) % BOX_COUNT
+
+    ordered = [g for g in memory.groups if g[0] not in memory.order_unseen]
+    for group in (g for g in memory.groups if g[0] in memory.order_unseen):
+        later = (k for k, (box, _) in enumerate(ordered) if place(box) > place(group[0]))
+        ordered.insert(next(later, len(ordered)), group)
+    return ordered

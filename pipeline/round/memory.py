@@ -158,6 +158,7 @@ class RoundMemory:
     delivery_quiet_since_s: float | None = None  # since when nothing was left to deliver
     group: OpenGroup | None = None
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
+    order_unseen: set[int] = field(default_factory=set)  # boxes whose group's place is assumed
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
     hands: dict[int, list[int]] = field(default_factory=dict)  # box -> track ids
     delivery_done: bool = False
@@ -207,6 +208,8 @@ class RoundMemory:
             return []
         order_index = len(self.groups)
         self.groups.append((group.box, len(group.ids)))
+        if not group.order_seen:
+            self.order_unseen.add(group.box)
         self.hands.setdefault(group.box, []).extend(group.ids)
         for track_id in group.ids:
             self.delivered[track_id] = group.box

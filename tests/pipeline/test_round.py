@@ -213,6 +213,28 @@ def test_delivery_in_order_with_groups_and_counts():
     assert table.state.hands[3] == (0, 1, 2, 3)
 
 
+def test_groups_whose_order_was_not_seen_take_their_counter_clockwise_place():
+    """The dealer's arm lies over box 4 while it is served and over the next boxes: its group
+    is seen only when the arm lifts, with box 8's, in one frame (two-row table, session 16).
+    DeliveryDone puts it where a counter-clockwise deal from the first box does, not last."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    order = delivery_order(3)  # 3, 4, 5, 6, 7, 8, 1, 2
+    seen = [box for box in order if box not in (4, 8)]
+    for k, box in enumerate(seen):
+        deliver(table, box, range(4 * k, 4 * k + 4))
+    table.put(*(tile(i, (300.0 + 40 * 4, 200.0), "box_4") for i in range(24, 28)))
+    table.put(*(tile(i, (300.0 + 40 * 8, 200.0), "box_8") for i in range(28, 32)))
+    table.step(7)
+    assert [(g.box, g.order_seen) for g in table.of(GroupDelivered)][-2:] == [
+        (4, False),
+        (8, False),
+    ]
+    (done,) = table.of(DeliveryDone)
+    assert done.boxes == tuple(order) and done.tile_counts == (4,) * 8
+
+
 def test_five_and_three_is_reported_as_delivered():
     table = woodpile_table()
     deliver(table, 2, range(0, 5))

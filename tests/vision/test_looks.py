@@ -255,8 +255,9 @@ GOLDEN_STILLS = {
     ),
 }
 # seed 7 with hands_mixed at scale 0.2 and 1 fps: sha256 of truth.jsonl and of the layout block
+# (truth taken again 2026-12-02: the dealer's hand withdraws while the mixed hands lie together)
 GOLDEN_SCENARIO = (
-    "d10774b781edb02cdac75c7e8c3b4c9377eb814e654cbf6a6e29b1046524e616",
+    "6ada0577da1b6b919500f327d27395cd8dad0233850846e6c2c6521e335be267",
     "61a557e9d9821b98872740d25defc1e1cfcacc9bf4ff35b16753687edda0363f",
 )
 

@@ -11,6 +11,7 @@ from paigow.settlement import split_wager, winning_payout
 from vision.synth.director import Key
 from vision.synth.round_plan import CAMERA_VARIANTS, RoundPlan, stack_value
 from vision.synth.scenario import (
+    DEALER_REST_Y_MM,
     HAND_OFFSET_MM,
     PAIR_X_MM,
     STACK_PITCH_MM,
@@ -161,7 +162,10 @@ def set_hands(s: _Script) -> None:
 
 
 def mix_hands(s: _Script) -> None:
-    """Tiles of two neighbouring hands are pushed together, then separated again."""
+    """Tiles of two neighbouring hands are pushed together, left lying together for
+    ``injection_hold_s`` while the dealer's hand is withdrawn (as a camera sees a mix: before,
+    the hand stayed over the tiles and no camera could see them together), then separated
+    again."""
     boxes = [b for b in s.plan.occupied if b in s.plan.settings]
     pairs = [(a, b) for a, b in itertools.pairwise(boxes) if b == a + 1]
     a, b = pairs[int(s.rng.integers(len(pairs)))] if pairs else (boxes[0], boxes[1])
@@ -180,7 +184,10 @@ def mix_hands(s: _Script) -> None:
             s.box_xy(b, (x, s.spots.stack_local[1] + 12 * (-1) ** k)),
             s.box_angle(b) + float(s.rng.uniform(-20, 20)),
         )
-    back = start + glide + hold
+    away = (s.tile_xy(ids_b[0])[0], DEALER_REST_Y_MM)
+    back = start + 3 * glide + hold
+    s.d.key(s.d.hands, 902, Key(start + 2 * glide, away))
+    s.d.key(s.d.hands, 902, Key(back - glide, away))
     s.carry(902, back, back + glide, s.tile_xy(ids_b[0]), home[ids_a[0]][0])
     for tid in ids_a:
         s.move_tile(tid, back, back + glide, home[tid][0], home[tid][1])
