@@ -8,10 +8,10 @@ Each :class:`GroupDelivered` is checked against the flat dice's first box with
 :func:`paigow.dice.check_delivery` while the deal runs (boxes passed over are skipped), and
 again, complete, at :class:`DeliveryDone`. Empty boxes are those with no chips and not the
 chung. Where the camera missed the order of some groups (``order_seen=False``) their order is
-assumed, so no order problem is raised for them, and boxes passed over are judged only once
-the delivery is done. One alert per round, at the box of the first
-problem; later problems are more evidence. Without a dice read nothing is checked. Ends with
-the round.
+assumed, so no order problem is raised for them. Boxes passed over are judged only once the
+delivery is done: while the deal runs, the dealer's arm may lie over a box already served.
+One alert per round, at the box of the first problem; later problems are more evidence.
+Without a dice read nothing is checked. Ends with the round.
 """
 
 from __future__ import annotations
@@ -30,7 +30,9 @@ def _assumed(
     problem: DeliveryProblem, unseen: set[int], complete: bool, over: set[int] = frozenset()
 ) -> bool:
     """A problem that only the assumed order of unseen groups would make: an order problem
-    at an unseen group, or, while the deal runs, a box passed over (it may yet be served); or
+    at an unseen group, or, while the deal runs, a box passed over (it may yet be served, or
+    have been served under the dealer's arm: a group set down there is seen only when the arm
+    lifts, and then with the order unseen); or
     a tile count short of four: a count is *at least* what the camera sees (tiles set down
     together overlap, lie stacked or under the dealer's hand), so only a count over four
     (boxes in ``over``) is evidence, and it is certain at once. Four tiles short in one box
@@ -39,7 +41,7 @@ def _assumed(
         return problem.box in unseen
     if problem.kind is DeliveryProblemKind.WRONG_COUNT:
         return problem.box not in over
-    return problem.kind is DeliveryProblemKind.SKIPPED_BOX and bool(unseen) and not complete
+    return problem.kind is DeliveryProblemKind.SKIPPED_BOX and not complete
 
 
 class IncorrectDelivery:
