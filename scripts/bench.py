@@ -28,7 +28,9 @@ refers to are not decoded: with this clip's B-pyramid, every other frame), ``ahe
 read as ``paigow review`` reads them: a worker thread decodes ahead, only the stride's frames
 are converted, pictures between that no other refers to not decoded; ``decodeall``: they are),
 ``stillN`` (review: skip still frames, one in N kept), ``spin`` (onnxruntime's threads
-spin-wait between runs, its default; ours sleep).
+spin-wait between runs, its default; ours sleep), ``frontsonly`` (live, review: the face-down
+check reads only the detector's face-down boxes, not its face-up ones: the reader before
+2026-12-02, to price the check of tile backs).
 
 Printed: frames of video per second end to end (decode included), the ratio to real time, to
 the decode floor and to ultralytics, median and p90 milliseconds per processed frame (pipeline
@@ -167,7 +169,8 @@ def _mode(spec: str) -> str:
     if mode not in MODES or not (stride == "" or stride.isdigit()):
         raise argparse.ArgumentTypeError(f"not a mode: {spec!r}")
     still = [o for o in opts if o.startswith("still")]
-    if set(opts) - {"threads", "nonref", "noise", "ahead", "decodeall", "spin", *still}:
+    known = {"threads", "nonref", "noise", "ahead", "decodeall", "spin", "frontsonly", *still}
+    if set(opts) - known:
         raise argparse.ArgumentTypeError(f"unknown option in {spec!r}")
     if any(not o.removeprefix("still").isdigit() for o in still) or (still and mode != "review"):
         raise argparse.ArgumentTypeError(f"stillN is a review option with a number: {spec!r}")

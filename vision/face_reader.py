@@ -35,10 +35,12 @@ class FaceReader:
         batch: int = 32,
         classes: tuple[str, ...] = FACE_CLASSES,
         check_down: bool = True,
+        read_backs: bool = True,
     ):
         """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
         the manifest must list the same. ``check_down``: also check the detector's tile
-        boxes with the face-down check (``faces_down`` in the manifest)."""
+        boxes with the face-down check (``faces_down`` in the manifest); ``read_backs``: its face-up
+        boxes too (False: only the face-down ones, as before 2026-12-02; for benchmarks)."""
         self.model = _classifier("faces", classes, threads, models_dir)
         self.down_check = (
             _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
@@ -46,6 +48,7 @@ class FaceReader:
             else None
         )
         self.batch = batch
+        self.read_backs = read_backs and self.down_check is not None
 
     def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
         """Fill ``face``/``face_confidence`` for face-up tiles and dice. With the face-down
@@ -70,7 +73,7 @@ class FaceReader:
             if dice.any():  # a die reads a value or die_tipped, never a tile
                 face[want[read[dice]]], conf[want[read[dice]]] = die_choice(probs[dice])
             tiles = read[kind[read] == TILE_UP]
-            if self.down_check and len(tiles):
+            if self.read_backs and len(tiles):
                 backs = want[tiles[read_as_back(self.probs(crops[tiles], self.down_check))]]
                 face[backs], conf[backs] = -1, 0.0
         down = np.flatnonzero(kind == TILE_DOWN)
