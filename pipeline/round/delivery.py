@@ -116,14 +116,19 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
 
 def _assumed_places(memory: RoundMemory) -> list[tuple[int, int]]:
     """The groups in the order seen, each group whose order was not seen moved to the place a
-    counter-clockwise deal from the first box (else the first group's box) gives it."""
+    counter-clockwise deal from the first box (else the first group's box) gives it: just
+    after the last group before it in that deal (a stray group seen out of place elsewhere
+    does not drag it along)."""
     start = memory.first_box or memory.groups[0][0]
 
     def place(box: int) -> int:
         return (box - start) % BOX_COUNT
 
     ordered = [g for g in memory.groups if g[0] not in memory.order_unseen]
-    for group in (g for g in memory.groups if g[0] in memory.order_unseen):
-        later = (k for k, (box, _) in enumerate(ordered) if place(box) > place(group[0]))
-        ordered.insert(next(later, len(ordered)), group)
+    unseen = sorted(
+        (g for g in memory.groups if g[0] in memory.order_unseen), key=lambda g: place(g[0])
+    )
+    for group in unseen:
+        before = [k for k, (box, _) in enumerate(ordered) if place(box) < place(group[0])]
+        ordered.insert(before[-1] + 1 if before else 0, group)
     return ordered
