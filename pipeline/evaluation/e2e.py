@@ -127,8 +127,9 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
 
 
 def _cache_file(clip: Path, config: RunConfig) -> Path | None:
-    """Where the vision stages' output on ``clip`` under ``config``, today's models and vision
-    code is kept."""
+    """Where the vision stages' output on ``clip`` (its folder, its ``scenario.json`` and the
+    size of its video: a round rendered again in the same folder is run again) under
+    ``config``, today's models and vision code is kept."""
     if config.vision_cache is None:
         return None
     root = Path(__file__).resolve().parents[2]  # today's models and vision code
@@ -141,6 +142,8 @@ def _cache_file(clip: Path, config: RunConfig) -> Path | None:
     key = json.dumps(
         [
             str(clip.resolve()),
+            hashlib.sha256((clip / "scenario.json").read_bytes()).hexdigest(),
+            (clip / "clip.mp4").stat().st_size,
             hashlib.sha256(models).hexdigest(),
             config.stride,
             config.still_stride,

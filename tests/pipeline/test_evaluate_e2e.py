@@ -113,3 +113,19 @@ def test_a_family_row_carries_every_figure_of_the_table(families_script):
         "0.5",
     ]  # fmt: skip
     assert len(cells) == families_script.HEAD.count("|") - 1
+
+
+def test_a_round_rendered_again_in_its_folder_is_not_replayed_from_the_old_vision_cache(
+    tmp_path: Path,
+) -> None:
+    from pipeline.evaluation.e2e import RunConfig, _cache_file
+
+    clip = tmp_path / "hands_mixed_20300"
+    clip.mkdir()
+    (clip / "scenario.json").write_text('{"n_frames": 760}')
+    (clip / "clip.mp4").write_bytes(b"x" * 10)
+    config = RunConfig(vision_cache=tmp_path / "cache")
+    first = _cache_file(clip, config)
+    assert _cache_file(clip, config) == first
+    (clip / "scenario.json").write_text('{"n_frames": 776}')  # rendered again
+    assert _cache_file(clip, config) != first
