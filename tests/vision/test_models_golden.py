@@ -42,19 +42,27 @@ def test_face_reading_meets_the_golden_metrics(measured):
         assert faces[kind]["accuracy"] >= floor, (kind, faces[kind])
 
 
+def _tiles_read_as(images, called: int) -> dict[int, list[tuple[int, int]]]:
+    """Every tile of the fixed set given to the monitor's reader as a box of class ``called``:
+    (class, face) read, by the tile's true class."""
+    reader, read_as = FaceReader(), {TILE_UP: [], TILE_DOWN: []}
+    for item in images:
+        tiles = np.isin(item.classes, (TILE_UP, TILE_DOWN))
+        boxes = Detections.from_arrays(
+            item.boxes[tiles], np.full(tiles.sum(), called), np.full(tiles.sum(), 0.9)
+        )
+        read = reader(item.image, boxes)
+        for truth, cls, face in zip(item.classes[tiles], read.class_id, read.face, strict=True):
+            read_as[truth].append((cls, face))
+    return read_as
+
+
 def test_the_reader_turns_up_face_up_tiles_called_face_down_and_no_face_down_one(rendered):
     """Every tile of the fixed set given to the reader as a face-down box: the face-up ones
     must come back face up with a face, the face-down ones must stay face down."""
     golden, (images, _, _) = rendered
-    reader, turned = FaceReader(), {TILE_UP: [], TILE_DOWN: []}
-    for item in images:
-        tiles = np.isin(item.classes, (TILE_UP, TILE_DOWN))
-        called_down = Detections.from_arrays(
-            item.boxes[tiles], np.full(tiles.sum(), TILE_DOWN), np.full(tiles.sum(), 0.9)
-        )
-        read = reader(item.image, called_down)
-        for truth, cls, face in zip(item.classes[tiles], read.class_id, read.face, strict=True):
-            turned[truth].append(cls == TILE_UP and face >= 0)
+    read_as = _tiles_read_as(images, TILE_DOWN)
+    turned = {k: [cls == TILE_UP and face >= 0 for cls, face in v] for k, v in read_as.items()}
     floors = golden["turned_up"]
     assert np.mean(turned[TILE_UP]) >= floors["face_up_min"], np.mean(turned[TILE_UP])
     assert np.mean(turned[TILE_DOWN]) <= floors["face_down_max"], sum(turned[TILE_DOWN])
@@ -65,15 +73,8 @@ def test_the_reader_reads_no_face_on_tile_backs_called_face_up(rendered):
     must come back with no face (the face-down check reads them as backs), the face-up ones
     with theirs."""
     golden, (images, _, _) = rendered
-    reader, turned = FaceReader(), {TILE_UP: [], TILE_DOWN: []}
-    for item in images:
-        tiles = np.isin(item.classes, (TILE_UP, TILE_DOWN))
-        called_up = Detections.from_arrays(
-            item.boxes[tiles], np.full(tiles.sum(), TILE_UP), np.full(tiles.sum(), 0.9)
-        )
-        read = reader(item.image, called_up)
-        for truth, cls, face in zip(item.classes[tiles], read.class_id, read.face, strict=True):
-            turned[truth].append(cls == TILE_UP and face < 0)
+    read_as = _tiles_read_as(images, TILE_UP)
+    unread = {k: [cls == TILE_UP and face < 0 for cls, face in v] for k, v in read_as.items()}
     floors = golden["backs_unread"]
-    assert np.mean(turned[TILE_DOWN]) >= floors["face_down_min"], np.mean(turned[TILE_DOWN])
-    assert np.mean(turned[TILE_UP]) <= floors["face_up_max"], sum(turned[TILE_UP])
+    assert np.mean(unread[TILE_DOWN]) >= floors["face_down_min"], np.mean(unread[TILE_DOWN])
+    assert np.mean(unread[TILE_UP]) <= floors["face_up_max"], sum(unread[TILE_UP])
