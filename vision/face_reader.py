@@ -15,8 +15,10 @@ from vision.faces import (
     DOWN_CHECK_CLASSES,
     FACE_CLASSES,
     FACE_INPUT_PX,
+    PIP_MIN_EVIDENCE,
     crop_square,
     die_choice,
+    pip_evidence,
     read_as_back,
     turned_up,
 )
@@ -55,7 +57,8 @@ class FaceReader:
         check, a face-down box it reads as a tile face (:func:`vision.faces.turned_up`) becomes
         a face-up one with that face, and a face-up box it reads as a tile back
         (:func:`vision.faces.read_as_back`) keeps no face (doubt: face up to the detector, a
-        back to the check)."""
+        back to the check). A tile crop that shows no pips (:func:`vision.faces.pip_evidence`)
+        keeps no face and is never turned face up, whatever either model reads."""
         kinds = (TILE_UP, DIE, TILE_DOWN) if self.down_check else (TILE_UP, DIE)
         want = np.flatnonzero(np.isin(detections.class_id, kinds))
         face = detections.face.copy()
@@ -76,9 +79,12 @@ class FaceReader:
             if self.read_backs and len(tiles):
                 backs = want[tiles[read_as_back(self.probs(crops[tiles], self.down_check))]]
                 face[backs], conf[backs] = -1, 0.0
+            plain = want[tiles[~_shows_pips(crops[tiles])]]
+            face[plain], conf[plain] = -1, 0.0
         down = np.flatnonzero(kind == TILE_DOWN)
         if len(down):
             turned, best, p = turned_up(self.probs(crops[down], self.down_check))
+            turned &= _shows_pips(crops[down])
             rows = want[down[turned]]
             class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
         return detections.with_faces(face, conf, class_id)
@@ -91,6 +97,12 @@ class FaceReader:
             chunk = crops[i : i + self.batch][..., ::-1].transpose(0, 3, 1, 2)
             chunks.append(model.run(np.ascontiguousarray(chunk, dtype=np.float32) / 255.0))
         return np.concatenate(chunks)
+
+
+def _shows_pips(crops: np.ndarray) -> np.ndarray:
+    """Per tile crop, whether it shows pips (:func:`vision.faces.pip_evidence`): a crop read
+    as a face that shows none is a back the models never learnt, not a face."""
+    return np.array([pip_evidence(c) >= PIP_MIN_EVIDENCE for c in crops], dtype=bool)
 
 
 def _classifier(name: str, classes: tuple[str, ...], threads: int, models_dir: Path) -> OnnxModel:

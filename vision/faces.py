@@ -15,6 +15,7 @@ rather than a face or a back. A face needs reading once per track, not every fra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import cv2
 import numpy as np
@@ -51,6 +52,14 @@ FACE_UP_MIN_PROBABILITY = 0.9
 # (face unknown). Measured in docs/measurements.md (session 16) on the standard suite and
 # training-family rounds, never the held-out ones.
 BACK_MIN_PROBABILITY = 0.9
+# A tile face shows pips, a back does not: whatever either model reads, a crop whose second
+# strongest pip-sized blob (:func:`pip_evidence`) is weaker than this has no face (doubt). Both
+# models read tile backs of a colour they never learnt as faces (maroon backs as 4-4). Set on
+# rendered stills of the six training families (40 scenes each, tiles at least 80% visible,
+# docs/measurements.md session 17), never the held-out ones: 0 of 914 faces came out below
+# 10, 63-83% of backs did (the rest: backs beside other tiles, whose corners look like pips).
+PIP_MIN_EVIDENCE = 10.0
+PIP_SIGMA = 2.0  # blob scale in crop px: a pip is about 4 px across on a 96 px crop
 DIE_VALUE_CLASSES = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
 FACE_INPUT_PX = 96
 CROP_MARGIN = 0.12  # fraction of the box's long side added around it
@@ -138,6 +147,43 @@ def read_as_back(probs: np.ndarray) -> np.ndarray:
     """
     down = len(DOWN_CHECK_CLASSES) - 1
     return (probs.argmax(axis=1) == down) & (probs[:, down] >= BACK_MIN_PROBABILITY)
+
+
+def pip_evidence(crop: np.ndarray) -> float:
+    """How clearly the centre of a tile crop (``crop_square``) shows pips: the second strongest
+    blob (a peak of the Hessian determinant at ``PIP_SIGMA``, strongest colour channel) within
+    0.3 of the crop's side from its centre, in units of the crop's own pixel noise squared.
+    Pips are blobs of either polarity (white or red on a dark tile, dark on a light one); a
+    tile's edges and a plain back give little. Faces have at least two pips.
+
+    >>> back = np.full((96, 96, 3), 60, np.uint8)
+    >>> face = back.copy()
+    >>> for y in (30, 66):
+    ...     _ = cv2.circle(face, (48, y), 4, (230, 230, 230), -1)
+    >>> pip_evidence(back) < PIP_MIN_EVIDENCE <= pip_evidence(face)
+    True
+    """
+    f = crop.astype(np.float32)
+    fine = np.abs(f - cv2.GaussianBlur(f, (0, 0), 1.0)).reshape(-1, 3)[::4]
+    noise = np.median(fine, axis=0) * 1.4826 + 1.0  # robust sigma of the finest detail
+    g = cv2.GaussianBlur(f, (0, 0), PIP_SIGMA)
+    dxx = cv2.Sobel(g, cv2.CV_32F, 2, 0, ksize=3)
+    dyy = cv2.Sobel(g, cv2.CV_32F, 0, 2, ksize=3)
+    dxy = cv2.Sobel(g, cv2.CV_32F, 1, 1, ksize=3)
+    det = ((dxx * dyy - dxy**2) / noise**2).max(axis=2) * _centre_disc(f.shape[:2])
+    peaks = det[(det == cv2.dilate(det, _PEAK_KERNEL)) & (det > 0)]
+    return float(np.partition(peaks, -2)[-2]) if len(peaks) > 1 else 0.0
+
+
+_PEAK_KERNEL = np.ones((5, 5), np.uint8)
+
+
+@lru_cache(maxsize=4)
+def _centre_disc(shape: tuple[int, int]) -> np.ndarray:
+    """1 within 0.3 of the width from the centre of an image of ``shape``, else 0."""
+    h, w = shape
+    yy, xx = np.mgrid[:h, :w]
+    return ((yy - h / 2) ** 2 + (xx - w / 2) ** 2 <= (0.3 * w) ** 2).astype(np.float32)
 
 
 def is_die_value(class_index: int) -> bool:
