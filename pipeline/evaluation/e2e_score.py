@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pipeline.alerts import Alert
+from pipeline.alerts import Alert, AlertState
 from pipeline.evaluation.perception import MIN_VISIBILITY
 from pipeline.evaluation.rules import ClipRun, Score, score_clip, summarise
 from pipeline.evaluation.tracking import evaluate as tracking_scores
@@ -120,10 +120,14 @@ def alert_summary(runs: list[ClipRun]) -> dict:
     for kind, figures in alerts["per_kind"].items():
         figures["latency_median_s"] = _median(score.kinds[kind].latencies_s)
     per_clean = alerts.pop("alerts_per_clean_round")
+    clean = [r for r in runs if not r.scenario["injections"]]
+    low = sum(a.state is AlertState.OPEN and a.confidence == "low" for r in clean for a in r.alerts)
     return {
         "recall": alerts.pop("recall"),
         "latency_median_s": _median([x for k in score.kinds.values() for x in k.latencies_s]),
         "false_alerts_per_clean_round": per_clean if score.clean_rounds else None,
+        # of the clean rounds' alerts, those raised while the table's vision was degraded
+        "clean_alerts_low_confidence": low,
         # opened alerts that found no injected irregularity (nor were implied by one)
         "false_alerts": sum(k.alerts - k.correct - k.implied for k in score.kinds.values()),
         **alerts,
@@ -205,7 +209,8 @@ def print_report(summary: dict, clips: list[dict]) -> None:
     print(
         f"{s['rounds']} rounds: recall {s['recall']}, latency median {s['latency_median_s']} s, "
         f"false alerts {s['false_alerts']} ({s['false_alerts_per_clean_round']} per clean "
-        f"round), dice {s['dice_correct']}, first box {s['first_box_correct']}, delivery "
+        f"round; {s['clean_alerts_low_confidence']} low-confidence alerts in clean rounds), "
+        f"dice {s['dice_correct']}, first box {s['first_box_correct']}, delivery "
         f"{s['delivery_order_correct']}, hand membership {s['hand_membership']} (clean "
         f"{s['hand_membership_clean']}), IDF1 {s['tracking_mean']['idf1']}, mAP50 "
         f"{d['all']['ap50']} (tiles down/up {d['tile_down']['ap50']}/{d['tile_up']['ap50']}), "

@@ -129,3 +129,30 @@ def test_a_round_rendered_again_in_its_folder_is_not_replayed_from_the_old_visio
     assert _cache_file(clip, config) == first
     (clip / "scenario.json").write_text('{"n_frames": 776}')  # rendered again
     assert _cache_file(clip, config) != first
+
+
+def test_the_summary_counts_the_clean_rounds_alerts_raised_on_degraded_vision():
+    from pipeline.alerts import make_alert
+    from pipeline.evaluation.e2e_score import alert_summary
+    from pipeline.evaluation.rules import ClipRun
+
+    def alert(kind: str, t: float, confidence: str | None = None):
+        return make_alert(
+            kind, table="T1", round=0, box=2, video_time_s=t, frame=int(t * 25),
+            message="m", confidence=confidence,
+        )  # fmt: skip
+
+    clean = {"injections": [], "irregularities": []}
+    mixed = {"kind": "hands_mixed", "box": 2, "start_s": 9.0}
+    irregular = {"injections": ["hands_mixed"], "irregularities": [mixed]}
+    runs = [
+        ClipRun(
+            "clean_1", clean, [alert("hands_mixed", 5.0, "low"), alert("dice_not_flat", 6)], 0, 1
+        ),
+        ClipRun("clean_2", clean, [], 0, 1.0),
+        ClipRun("hands_mixed_1", irregular, [alert("hands_mixed", 9.5, "low")], 0, 1.0),
+    ]
+    summary = alert_summary(runs)
+    assert summary["false_alerts_per_clean_round"] == 1.0
+    assert summary["clean_alerts_low_confidence"] == 1  # the irregular round's is not counted
+    assert summary["recall"] == 1.0
