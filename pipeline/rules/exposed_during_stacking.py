@@ -1,6 +1,6 @@
 """``exposed_during_stacking`` (10.1 / 12.1): a tile turned face up before delivery, while the
-tiles belong to no hand: in the wash, while the woodpile is stacked, or before the deal. The
-dealer performs a laja.
+tiles belong to no hand: in the wash, while the woodpile is stacked, before the deal, or in the
+woodpile while the deal goes on. The dealer performs a laja.
 
 Raised on the first such tile of a round; each further tile is more evidence. Ends when the
 woodpile stands built with every tile face down again, or delivery begins. More than

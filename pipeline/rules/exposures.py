@@ -24,10 +24,15 @@ from pipeline.round.events import (
 )
 from pipeline.rules.base import BEFORE_DELIVERY, UNSET_PHASES
 
+WOODPILE = "woodpile"  # the layout's area (pipeline.layout.REQUIRED_AREAS)
+
 
 @dataclass
 class StackingExposures:
-    """Tiles exposed in a round before delivery (wash, stacking, wagers, dice), in order."""
+    """Tiles exposed in a round before delivery (wash, stacking, wagers, dice), in order; and
+    tiles exposed in the woodpile whatever the phase: they still belong to no hand (the round
+    takes a deal to have begun when a group first comes to rest in a box, which on a table it
+    never learnt can be a stack set down beside the woodpile as it is built)."""
 
     faces: dict[int, str | None] = field(default_factory=dict)  # track id -> face
     last: TileExposed | None = None  # the latest exposure
@@ -39,7 +44,9 @@ class StackingExposures:
         ended: TableEvent | None = None
         for event in events:
             match event:
-                case TileExposed(box=None, phase=phase) if phase in BEFORE_DELIVERY:
+                case TileExposed(box=None, phase=phase, zone=zone) if (
+                    phase in BEFORE_DELIVERY or zone == WOODPILE
+                ):
                     if event.track_id not in self.faces:
                         self.faces[event.track_id] = event.face
                         new.append(event)

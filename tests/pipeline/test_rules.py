@@ -679,3 +679,19 @@ def test_a_settlement_misread_then_corrected_is_judged_as_corrected():
     misread = play(Round(settled={**DUE, lost: Outcome.WIN}), config)
     misread.wait(config.settle_judge_s)
     assert misread.opened() == {("payout_error", lost)}
+
+
+def test_tiles_exposed_in_the_woodpile_count_before_delivery_whatever_the_phase():
+    """A deal taken to have begun early (a stack set down beside the woodpile on a table the
+    detector never learnt) does not hide a laja exposure: tiles turned face up in the woodpile
+    belong to no hand. Face-up tiles elsewhere during the deal, not delivered, do not count."""
+    from pipeline.rules.laja_exposure_excess import LajaExposureExcess
+
+    def exposed(track: int, zone: str) -> TileExposed:
+        return TileExposed(100 + track, 4.0 + track / 10, track, "2-6", zone, Phase.DELIVERY, None)
+
+    rule = LajaExposureExcess(RulesConfig())
+    assert not rule.update(None, [exposed(1, "work_area"), exposed(2, "table")])
+    assert not rule.update(None, [exposed(3, "woodpile"), exposed(4, "woodpile")])
+    (finding,) = rule.update(None, [exposed(5, "woodpile")])
+    assert finding.evidence["tiles_exposed"] == 3
