@@ -38,11 +38,14 @@ class FaceReader:
         classes: tuple[str, ...] = FACE_CLASSES,
         check_down: bool = True,
         read_backs: bool = True,
+        check_pips: bool = True,
     ):
         """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
         the manifest must list the same. ``check_down``: also check the detector's tile
         boxes with the face-down check (``faces_down`` in the manifest); ``read_backs``: its face-up
-        boxes too (False: only the face-down ones, as before 2026-12-02; for benchmarks)."""
+        boxes too (False: only the face-down ones, as before 2026-12-02; for benchmarks);
+        ``check_pips``: a tile crop that shows no pips keeps no face (False: as before
+        2026-12-03; for benchmarks)."""
         self.model = _classifier("faces", classes, threads, models_dir)
         self.down_check = (
             _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
@@ -51,6 +54,7 @@ class FaceReader:
         )
         self.batch = batch
         self.read_backs = read_backs and self.down_check is not None
+        self.check_pips = check_pips
 
     def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
         """Fill ``face``/``face_confidence`` for face-up tiles and dice. With the face-down
@@ -79,12 +83,14 @@ class FaceReader:
             if self.read_backs and len(tiles):
                 backs = want[tiles[read_as_back(self.probs(crops[tiles], self.down_check))]]
                 face[backs], conf[backs] = -1, 0.0
-            plain = want[tiles[~_shows_pips(crops[tiles])]]
-            face[plain], conf[plain] = -1, 0.0
+            if self.check_pips and len(tiles):
+                plain = want[tiles[~_shows_pips(crops[tiles])]]
+                face[plain], conf[plain] = -1, 0.0
         down = np.flatnonzero(kind == TILE_DOWN)
         if len(down):
             turned, best, p = turned_up(self.probs(crops[down], self.down_check))
-            turned &= _shows_pips(crops[down])
+            if self.check_pips:
+                turned &= _shows_pips(crops[down])
             rows = want[down[turned]]
             class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
         return detections.with_faces(face, conf, class_id)

@@ -71,11 +71,14 @@ class Timed:
         return getattr(self.stage, name)
 
 
-def make_pipeline(args, gated: bool, still_stride: int = 1, read_backs: bool = True):
+def make_pipeline(
+    args, gated: bool, still_stride: int = 1, read_backs: bool = True, check_pips: bool = True
+):
     """A :class:`TablePipeline` for the clip (its ``scenario.json`` layout), its detector and
     reader wrapped in :class:`Timed`; gated: motion-gated detector (``--gating`` settings, as a
     review with ``still_stride`` sets them) and face cache; ``read_backs`` False: the face-down
-    check reads the face-down boxes only (the reader before 2026-12-02)."""
+    check reads the face-down boxes only (the reader before 2026-12-02); ``check_pips`` False:
+    no pip check of tile crops (the reader before 2026-12-03)."""
     from pipeline.layout import layout_from_scenario
     from pipeline.review import ReviewConfig, pipeline_config
     from pipeline.runner import PipelineConfig, TablePipeline
@@ -83,7 +86,7 @@ def make_pipeline(args, gated: bool, still_stride: int = 1, read_backs: bool = T
     from vision.face_reader import FaceReader
     from vision.gating import GatedDetector, GatingConfig
 
-    detector, reader = Detector(), FaceReader(read_backs=read_backs)
+    detector, reader = Detector(), FaceReader(read_backs=read_backs, check_pips=check_pips)
     if gated:
         config = GatingConfig(**json.loads(args.gating))
         review = ReviewConfig(stride=1, still_stride=still_stride)
@@ -107,7 +110,9 @@ def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
     from vision.types import Frame
 
     still = still_option(options)
-    pipe, det, reader = make_pipeline(args, gated, still, "frontsonly" not in options)
+    pipe, det, reader = make_pipeline(
+        args, gated, still, "frontsonly" not in options, "nopips" not in options
+    )
     skip = StillSkip(stride, still, pipe)
     per_frame, events, last, result = [], [], 0, None
 
