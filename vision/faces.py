@@ -57,7 +57,7 @@ BACK_MIN_PROBABILITY = 0.9
 # models read tile backs of a colour they never learnt as faces (maroon backs as 4-4). Set on
 # rendered stills of the six training families (40 scenes each, tiles at least 80% visible,
 # docs/measurements.md session 17), never the held-out ones: 0 of 914 faces came out below
-# 10, 63-83% of backs did (the rest: backs beside other tiles, whose corners look like pips).
+# 10, 62-83% of backs did (the rest: backs beside other tiles, whose corners look like pips).
 PIP_MIN_EVIDENCE = 10.0
 PIP_SIGMA = 2.0  # blob scale in crop px: a pip is about 4 px across on a 96 px crop
 DIE_VALUE_CLASSES = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
