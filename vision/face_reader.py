@@ -83,8 +83,9 @@ class FaceReader:
             if self.read_backs and len(tiles):
                 backs = want[tiles[read_as_back(self.probs(crops[tiles], self.down_check))]]
                 face[backs], conf[backs] = -1, 0.0
-            if self.check_pips and len(tiles):
-                plain = want[tiles[~_shows_pips(crops[tiles])]]
+            faced = tiles[face[want[tiles]] >= 0]  # a back already read so needs no pips
+            if self.check_pips and len(faced):
+                plain = want[faced[~_shows_pips(crops[faced])]]
                 face[plain], conf[plain] = -1, 0.0
         down = np.flatnonzero(kind == TILE_DOWN)
         if len(down):
