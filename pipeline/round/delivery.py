@@ -26,17 +26,30 @@ WOODPILE = "woodpile"
 def _arrivals(view: FrameView, memory: RoundMemory) -> list[ZoneMove]:
     """Tiles coming to rest in a box from outside the boxes, between the woodpile and the end
     of the delivery. A tile's path from the woodpile is not always seen (a stack carries
-    hidden tiles; the tracker may find a tile again under an id last seen elsewhere)."""
+    hidden tiles; the tracker may find a tile again under an id last seen elsewhere).
+
+    A tile that comes to rest in a box not yet served from another box is an arrival too: a
+    stack carried over a box already served (to the near row of a two-row table) takes the
+    identity of the stack lying there, and the carried one's id lands in the served box (it
+    joins that box's group). Tiles do not pass from box to box in a deal."""
     if memory.delivery_done or not Phase.WOODPILE.order <= memory.phase.order:
         return []
-    return [
-        m
-        for m in view.moves
-        if box_of(m.after)
-        and not box_of(m.before)
-        and view.tracks[m.track_id].kind == "tile"
-        and m.track_id not in memory.delivered
-    ]
+    served = _served(memory)
+
+    def arrives(m: ZoneMove) -> bool:
+        box, came_from = box_of(m.after), box_of(m.before)
+        if not box or view.tracks[m.track_id].kind != "tile":
+            return False
+        if came_from is None:
+            return m.track_id not in memory.delivered
+        return came_from != box and box not in served
+
+    return [m for m in view.moves if arrives(m)]
+
+
+def _served(memory: RoundMemory) -> set[int]:
+    """Boxes with a group, closed or open."""
+    return set(memory.hands) | ({memory.group.box} if memory.group else set())
 
 
 def _next_box(memory: RoundMemory) -> int:
@@ -48,10 +61,13 @@ def _next_box(memory: RoundMemory) -> int:
 def _in_order(moves: list[ZoneMove], memory: RoundMemory) -> tuple[list[ZoneMove], set[int]]:
     """Arrivals sorted by frame; where one frame brings tiles to several boxes (the camera
     missed the order, e.g. after a blind interval) they are put in counter-clockwise order from
-    the box due next. Returns the moves and the frames whose order is assumed."""
+    the box due next (tiles joining a box already served start no group). Returns the moves
+    and the frames whose order is assumed."""
+    served = _served(memory)
     boxes_at: dict[int, set[int]] = {}
     for m in moves:
-        boxes_at.setdefault(m.frame, set()).add(box_of(m.after) or 0)
+        if (box_of(m.after) or 0) not in served:
+            boxes_at.setdefault(m.frame, set()).add(box_of(m.after) or 0)
     assumed = {frame for frame, boxes in boxes_at.items() if len(boxes) > 1}
     start = _next_box(memory)
 

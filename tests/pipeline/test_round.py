@@ -235,6 +235,36 @@ def test_groups_whose_order_was_not_seen_take_their_counter_clockwise_place():
     assert done.boxes == tuple(order) and done.tile_counts == (4,) * 8
 
 
+def test_a_stack_carried_over_a_served_box_takes_its_id_and_still_counts():
+    """Two-row table under a low camera (two_rows_wine, session 18): each stack of four shows
+    as one detection; carried to box 4 over box 3, the stack landing in box 4 took the id of
+    box 3's stack, and the carried stack's id came to rest in box 3. Box 4 is served all the
+    same, in its place; box 3 keeps one group."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    order = delivery_order(3)  # 3, 4, 5, 6, 7, 8, 1, 2
+
+    def carry(k: int) -> None:  # stack k leaves the woodpile: its top tile is all one sees
+        table.drop(*range(4 * k + 1, 4 * k + 4))
+
+    carry(0)
+    deliver(table, 3, [0])
+    table.step(2)  # the group closes (group_gap_s)
+    carry(1)
+    table.put(tile(0, (300.0 + 40 * 4, 200.0), "box_4"), tile(4, (300.0 + 40 * 3, 200.0), "box_3"))
+    table.step(3)
+    for k, box in enumerate(order[2:], start=2):
+        carry(k)
+        deliver(table, box, [4 * k])
+    table.step(4)
+    assert [g.box for g in table.of(GroupDelivered)] == list(order)
+    assert all(g.order_seen for g in table.of(GroupDelivered))
+    (done,) = table.of(DeliveryDone)
+    assert done.boxes == tuple(order) and done.tile_counts == (1,) * 8
+    assert table.state.hands[3] == (4,) and table.state.hands[4] == (0,)
+
+
 def test_five_and_three_is_reported_as_delivered():
     table = woodpile_table()
     deliver(table, 2, range(0, 5))
