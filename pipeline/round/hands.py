@@ -95,10 +95,15 @@ def _set(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
 
 def _merged_boxes(view: FrameView, memory: RoundMemory) -> dict[frozenset[int], list[int]]:
     """Boxes whose hands lie together in one box (at least ``MIXED_MIN_TILES`` tiles of each:
-    one tile the tracker swapped is not a mixing), with the unknown tiles found among them."""
+    one tile the tracker swapped is not a mixing), with the unknown tiles found among them.
+    The box must hold more tiles than one hand: four tiles whose ids come from two hands are
+    the tracker swapping ids between neighbouring boxes (players' arms over them), not hands
+    put together."""
     found: dict[frozenset[int], list[int]] = {}
     for zone_box in range(1, BOX_COUNT + 1):
         ids = [t.track_id for t in _seen_in(view, f"box_{zone_box}")]
+        if len(ids) <= HAND_TILES:
+            continue
         origins = Counter(memory.delivered[i] for i in ids if i in memory.delivered)
         boxes = frozenset(b for b, n in origins.items() if n >= MIXED_MIN_TILES)
         if len(boxes) >= 2:

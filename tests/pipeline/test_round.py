@@ -557,6 +557,19 @@ def test_hands_merged_and_whether_they_can_be_rebuilt():
     assert [m.reconstructible for m in table.of(HandsMerged)] == [True, False]
 
 
+def test_ids_swapped_between_neighbouring_boxes_are_no_mixing():
+    """Players' arms over two neighbouring boxes: the tracker trades two ids of box 5's hand
+    for two of box 6's (two-row table, session 18). Each box still holds four tiles: no hands
+    were put together."""
+    table = delivered_table()
+    five, six = table.state.hands[5], table.state.hands[6]
+    where = {i: (table.tracks[i].centre_xy, table.tracks[i].zone) for i in (*five, *six)}
+    swapped = {five[0]: six[0], six[0]: five[0], five[1]: six[1], six[1]: five[1]}
+    table.put(*(tile(i, *where[j]) for i, j in swapped.items()))
+    table.step(4)
+    assert table.of(HandsMerged) == []
+
+
 def test_tiles_seen_again_in_their_box_are_not_mixed_where_their_hidden_tracks_went():
     """Two tiles of box 5 hidden under a hand: the tracker carries their tracks over box 6,
     where they come to rest unseen. Seen again lying in box 5, they are not tiles of box 5
