@@ -73,6 +73,9 @@ class RoundConfig:
     dice_unread_s: float = 0.4  # a die unread this long: not flat if the reader has seen it
     # tipped, else the throw is unread (doubt: no first box, no alert); higher: a die read
     # late still gives the first box, but a tipped die is reported later
+    throw_window_s: float = 1.0  # the dice of a throw come into the dice area together, within
+    # this of the newest: a die lying there from before (the felt's printed dice read as one)
+    # is not of the throw; lower: a die found late by the detector leaves the throw unread
     group_gap_s: float = 0.3  # tiles arriving in a box this close together form one group;
     # higher: staggered arrivals join up, but two quick groups to one box merge
     delivery_quiet_s: float = 0.6  # no tile seen in the woodpile and none arriving in a box
@@ -152,6 +155,8 @@ class RoundMemory:
     chips_sure: dict[int, int] = field(default_factory=dict)
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
     throw: Throw | None = None
+    dice_since: dict[int, float] = field(default_factory=dict)  # die id -> first seen in the
+    # dice area (time)
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
     woodpile_since_s: float | None = None  # since when the woodpile has looked built

@@ -1,7 +1,9 @@
 """The dice: the throw read once its values hold still, one step per frame (run in the order
 of :data:`pipeline.round.phases.STEPS`).
 
-- **dice**: three dice in the dice area, values unchanged for ``dice_hold_s``; a die that
+- **dice**: three dice in the dice area that came there together (within ``throw_window_s``
+  of each other: the felt's printed dice, read as a die since long before, are none of the
+  throw), values unchanged for ``dice_hold_s``; a die that
   stays unread for ``dice_unread_s`` gives ``DiceRead(flat=False)`` if the face reader saw it
   tipped (not lying flat), else ``DiceRead(flat=None)``: the throw is unknown, not irregular.
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
@@ -44,10 +46,16 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
 
 def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Three dice in the dice area: a throw; read once its values hold still."""
+    seen = [  # dice seen now: a die track coasting after the cup took the dice is not on the felt
+        t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame
+    ]
+    for t in seen:
+        memory.dice_since.setdefault(t.track_id, view.time_s)
+    newest = max((memory.dice_since[t.track_id] for t in seen), default=view.time_s)
     dice = sorted(
-        (t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame),
+        (t for t in seen if newest - memory.dice_since[t.track_id] <= cfg.throw_window_s),
         key=lambda t: t.track_id,
-    )  # dice seen now: a die track coasting after the cup took the dice is not on the felt
+    )  # the throw's: a die lying in the dice area from before is none of them
     if len(dice) < DICE_COUNT:
         memory.throw = None
         return []

@@ -181,6 +181,22 @@ def test_a_die_unread_but_never_seen_tipped_is_doubt_not_irregular():
     assert describe(read) == "dice unread: 2 ? 6"
 
 
+def test_a_die_lying_in_the_dice_area_from_before_is_not_of_the_throw():
+    """The dice circle's printed dice, read as a tipped die since the round began (two-row
+    table, session 18): the throw's dice come together, and the print is none of them. With one
+    die of the throw missed the throw is unread (no "not flat"); with all three it is read."""
+    table = woodpile_table()
+    table.put(replace(die(299, None), face=DIE_TIPPED))  # the print
+    table.step(10)
+    table.put(die(300, 3), die(301, 1))  # the third die is not found yet
+    table.step(3)
+    assert table.of(DiceRead) == []
+    table.put(die(302, 5))  # found within throw_window_s of the others
+    table.step(2)
+    (read,) = table.of(DiceRead)
+    assert (read.values, read.flat) == ((3, 1, 5), True)
+
+
 def test_die_not_flat_then_reshaken():
     table = woodpile_table()
     table.put(die(300, 2), replace(die(301, None), face=DIE_TIPPED), die(302, 6))
