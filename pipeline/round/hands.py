@@ -131,14 +131,16 @@ def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
 def _exposed_pairs(
     memory: RoundMemory, cfg: RoundConfig, box: int, tracks: list[Track]
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The pairs of an exposed hand: as seen lying now, else as set, else as delivered."""
+    """The pairs of an exposed hand: as seen lying now, else as set (when the setting's tiles
+    are these, under the same ids), else in the order of their ids."""
     pairs = split_pairs(tracks, cfg.pair_gap_ratio, cfg.pair_gap_norm)
     if pairs is not None:
         high, low, _ = rank_pairs(*pairs, _faces(tracks))
         return high, low
-    if box in memory.settings:
-        return memory.settings[box]
     ids = [t.track_id for t in tracks]
+    setting = memory.settings.get(box)
+    if setting and {*setting[0], *setting[1]} == set(ids):
+        return setting
     return tuple(ids[:2]), tuple(ids[2:])
 
 

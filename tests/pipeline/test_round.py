@@ -696,6 +696,28 @@ def test_exposure_then_settlement_with_pushes():
     assert len(table.of(BoxSettled)) == 3
 
 
+def test_a_hand_exposed_under_ids_other_than_its_setting_keeps_its_own_pairs():
+    """A hand set as two pairs, then one of its tiles found again under a new id, then turned
+    over in a heap the pairs cannot be told from (session 18: a KeyError that stopped the round
+    on a `two_rows_wine` round). The exposure is judged on the tiles seen, not on the setting's
+    ids."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    _set_hand(table, 5, five, ("1-1", "1-1", "2-2", "2-2"))
+    table.drop(five[0])
+    heap = (*five[1:], 77)
+    table.put(
+        *(
+            tile(i, (400.0, 200.0), "box_5", face_up=True, face=f)
+            for i, f in zip(heap, ("1-1", "2-2", "2-2", "1-1"), strict=True)
+        )
+    )
+    table.step(4)
+    (exposed,) = [e for e in table.of(HandExposed) if e.box == 5]
+    assert {*exposed.high_ids, *exposed.low_ids} == set(heap)
+    assert sorted((*exposed.high_faces, *exposed.low_faces)) == ["1-1", "1-1", "2-2", "2-2"]
+
+
 def test_chips_moving_in_a_box_not_exposed_settle_nothing():
     """The dealer settles a box after exposing its hand: chips misread in a box whose hand is
     still face down (a payout stack passing over it) settle nothing and pass no box over."""
