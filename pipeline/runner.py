@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 import numpy as np
 
@@ -192,7 +193,10 @@ class TablePipeline:
 
     def _judge(self, frame, detections, tracks, camera, wall_time) -> FrameResult:
         self._tracks = tracks
-        self._state, events = self.round.update(tracks, frame)
+        try:
+            self._state, events = self.round.update(tracks, frame)
+        except Exception as exc:  # a fault of ours gives up the round, never the table's watch
+            self._state, events = self.round.abandon(frame, _fault("reconstruction", exc))
         sight = self.vision_health.update(tracks, frame.index, frame.time_s, detections)
         events = [*camera, *sight, *events]
         alerts = self.rules.feed(self._state, events, wall_time)
@@ -207,7 +211,11 @@ class TablePipeline:
 
     def finish(self, wall_time: str | None = None) -> tuple[list[TableEvent], list[Alert]]:
         """End of stream: the round's open ends, and every alert still open closed."""
-        events = self.round.finish()
+        try:
+            events = self.round.finish()
+        except Exception as exc:  # the open ends of a round the monitor cannot settle
+            frame = Frame(self.table, self._state.frame, self._state.time_s, NO_PICTURE)
+            events = self.round.abandon(frame, _fault("end of stream", exc))[1]
         alerts: list[Alert] = []
         if events and self._state is not None:
             alerts += self.rules.feed(self._state, events, wall_time)
@@ -221,3 +229,11 @@ class TablePipeline:
         return FrameResult(
             frame, None, self._tracks, self._state, list(camera), alerts, True, list(camera)
         )
+
+
+def _fault(stage: str, exc: Exception) -> str:
+    """One line naming a fault of the monitor's own and the line of code it came from."""
+    at, tb = "", exc.__traceback__
+    while tb is not None:
+        at, tb = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}", tb.tb_next
+    return f"round {stage} failed ({type(exc).__name__}: {exc}{at})"

@@ -44,7 +44,7 @@ from typing import Any, Literal, Protocol, TextIO
 from pipeline.alerts import Alert, describe_alert
 from pipeline.evidence import Snapshots
 from pipeline.live.sources import Gap, Source
-from pipeline.round.events import VisionDegraded, VisionRestored
+from pipeline.round.events import RoundEnded, VisionDegraded, VisionRestored
 from vision.types import Frame
 
 Item = Frame | Gap
@@ -375,9 +375,16 @@ class Monitor:
         self._emit(result.alerts, self._arrived_at if isinstance(item, Frame) else None)
 
     def _announce(self, events: list) -> None:
-        """The table's vision degrading or recovering, as a notice on the bus."""
+        """The table's vision degrading or recovering, as a notice on the bus; a round given up
+        on a fault of the monitor's own, as one line on stderr."""
         for event in events:
             match event:
+                case RoundEnded(time_s=time_s, round_index=n, fault=fault) if fault:
+                    print(
+                        f"round {n} given up at {time_s:.1f} s of video: {fault}; watching on",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                 case VisionDegraded(time_s=time_s, reason=reason):
                     self.degraded = True
                     self.sink.notice(

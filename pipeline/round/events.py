@@ -267,13 +267,15 @@ class RoundEnded:
     """Round ``round_index`` closed at ``phase``: a new wash began, or the stream ended.
     ``complete=False``: it never reached the settlement (the recording ended mid-round, the
     monitor stopped, or a new wash began before the showdown): what it never showed is not
-    known, and no rule judges a phase it never saw begin."""
+    known, and no rule judges a phase it never saw begin. ``fault``: why the round was given
+    up, where a fault of the monitor's own (not the table's) stopped its reconstruction."""
 
     frame: int
     time_s: float
     round_index: int
     phase: Phase
     complete: bool
+    fault: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,6 +437,8 @@ def describe(event: TableEvent) -> str:
         case DiceRead(values=values, total=total, first_box=first, flat=True):
             shown = " ".join(str(v) for v in values)
             return f"dice read {shown} (total {total}): first box {first}"
+        case RoundEnded(round_index=n, phase=phase, fault=fault) if fault:
+            return f"round {n} given up at {phase}: {fault}"
         case RoundEnded(round_index=n, phase=phase, complete=complete):
             return f"round {n} ended at {phase}" + ("" if complete else " (incomplete)")
         case DiceRead(values=values, flat=False):

@@ -216,6 +216,19 @@ class RoundReconstructor:
             return []
         return self._close_round(self._last, self._memory)
 
+    def abandon(self, frame: FrameLike, fault: str) -> tuple[TableState, list[TableEvent]]:
+        """Give the round up after a fault of the reconstruction's own (``fault`` says which):
+        it ends incomplete, its open ends not settled (what it never showed is not known), and
+        the next wash starts a fresh round from a fresh view of the tracks."""
+        old = self._memory
+        self._book.reset()
+        self._last = None
+        self._memory = RoundMemory(index=old.index + (old.phase is not Phase.IDLE))
+        state = TableState(
+            frame.index, frame.time_s, self._memory.index, Phase.IDLE, self.config.chung_box
+        )
+        return state, [RoundEnded(frame.index, frame.time_s, old.index, old.phase, False, fault)]
+
     def _close_round(self, view: FrameView, memory: RoundMemory) -> list[TableEvent]:
         """The round's open ends, and its RoundEnded (none for a round never begun)."""
         if memory.phase is Phase.IDLE:

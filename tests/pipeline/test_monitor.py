@@ -31,7 +31,7 @@ from pipeline.journal import Journal
 from pipeline.layout import load_default_layout, spec_from_scenario
 from pipeline.live.monitor import ConsoleReport, FrameQueue, Monitor, MonitorConfig, MonitorStats
 from pipeline.live.sources import Gap, open_source
-from pipeline.round.events import VisionDegraded, VisionRestored
+from pipeline.round.events import Phase, RoundEnded, VisionDegraded, VisionRestored
 from vision.types import Detections, Frame
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -312,6 +312,30 @@ def test_the_tables_vision_degraded_and_restored_are_sent_as_notices():
     assert "5 dice in the dice area; alerts say confidence low" in said[0][1]
     assert [status["degraded"] for _, _, status in said] == [True, False]  # for heartbeats
     assert said[0][2]["camera"] == "ok" and said[0][2]["state"] == "running"
+
+
+def test_a_round_given_up_on_a_fault_of_ours_is_one_line_on_stderr_and_the_monitor_goes_on(
+    capsys,
+):
+    class Faulty(StubPipeline):
+        def process(self, frame, wall_time=None):
+            result = super().process(frame, wall_time)
+            if frame.index == 2:
+                fault = "round reconstruction failed (KeyError: 7 at hands.py:88)"
+                result.events.append(RoundEnded(2, 0.08, 4, Phase.SETTING, False, fault))
+            return result
+
+    pipeline = Faulty()
+    stats = run_monitor(Monitor(FakeSource([frame(i) for i in range(5)], live=False), pipeline,
+                                ListSink()))  # fmt: skip
+    assert pipeline.frames == [0, 1, 2, 3, 4] and stats.frames == 5
+    assert (
+        capsys.readouterr().err.count(
+            "round 4 given up at 0.1 s of video: round reconstruction failed (KeyError: 7 at "
+            "hands.py:88); watching on"
+        )
+        == 1
+    )
 
 
 class Terminal(io.StringIO):

@@ -977,3 +977,17 @@ def test_a_face_misread_for_a_frame_is_not_an_exposure_nor_is_a_tile_in_the_floa
     table.step(3)
     (exposed,) = table.of(TileExposed)
     assert exposed.track_id == ids[0] and exposed.box == 5
+
+
+def test_a_round_given_up_on_a_fault_ends_incomplete_and_the_next_round_starts_afresh():
+    table = woodpile_table()
+    at = Stamp(table.index, table.index / FPS)
+    state, events = table.round.abandon(at, "round reconstruction failed (KeyError: 7)")
+    assert events == [
+        RoundEnded(at.index, at.time_s, 0, Phase.WAGERS, False, "round reconstruction failed "
+                   "(KeyError: 7)")
+    ]  # fmt: skip
+    assert (state.phase, state.round_index) == (Phase.IDLE, 1)
+    table.step(4)  # the woodpile seen afresh: a new round, nothing of the old one carried over
+    assert (table.state.phase, table.state.round_index) == (Phase.WAGERS, 1)
+    assert [e.tile_count for e in table.of(WoodpileBuilt)] == [32, 32]

@@ -11,6 +11,7 @@ from pipeline.layout import load_default_layout
 from pipeline.live.vision_health import VisionHealth, VisionHealthConfig, impossible_sights
 from pipeline.round.events import (
     Phase,
+    RoundEnded,
     TableEvent,
     TableState,
     VisionDegraded,
@@ -193,3 +194,27 @@ def test_the_pipeline_feeds_vision_events_to_the_rules_and_returns_them():
     assert [e for e in events if isinstance(e, VisionDegraded)] == [
         VisionDegraded(0, 0.0, "5 dice in the dice area (at most 3)")
     ]
+
+
+def test_a_fault_in_the_round_gives_the_round_up_and_the_table_is_watched_on():
+    pipeline = TablePipeline(
+        "T1", load_default_layout(), detector=lambda frame: Detections(),
+        reader=lambda image, detections: detections,
+    )  # fmt: skip
+    update = pipeline.round.update
+
+    def faulty(tracks, frame):
+        if frame.index == 3:
+            return {}[frame.index]  # a bug of ours, met on one frame
+        return update(tracks, frame)
+
+    pipeline.round.update = faulty
+    picture = np.zeros((0, 0, 3), np.uint8)
+    results = []
+    for f in range(6):
+        seen = FrameResult(Frame("T1", f, f / FPS, picture), Detections(), table(f), None, [], [])
+        results.append(pipeline.rejudge(seen, WALL))
+    (ended,) = [e for r in results for e in r.events if isinstance(e, RoundEnded)]
+    assert (ended.frame, ended.complete) == (3, False)
+    assert ended.fault.startswith("round reconstruction failed (KeyError: 3 at ")
+    assert [r.state.frame for r in results] == [0, 1, 2, 3, 4, 5]  # every frame judged
