@@ -183,6 +183,15 @@ class TablePipeline:
         self._viewed = (frame, seen)
         return seen
 
+    def retrack(self, seen: FrameResult) -> FrameResult:
+        """``seen`` with its tracks made again by this pipeline's tracker from its detections
+        (call frame by frame, in order): replays a recorded run through changed tracking code.
+        Returned as it is where the camera was blind or chip values are read (they need the
+        picture)."""
+        if seen.blind or seen.detections is None or self.chip_values is not None:
+            return seen
+        return replace(seen, tracks=self.tracker.update(seen.detections, seen.frame.index))
+
     def rejudge(self, seen: FrameResult, wall_time: str | None = None) -> FrameResult:
         """The round and the rules on what another pipeline saw (its camera check, detections
         and tracks), without the picture: replays a recorded run through changed round or

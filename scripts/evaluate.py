@@ -63,8 +63,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--vision-cache",
         type=Path,
-        help="record the detections and tracks here, or replay them when recorded already "
-        "(same clip, models and settings): only the round and the rules run again",
+        help="record the models' detections here, or replay them when recorded already "
+        "(same clip, models and settings): only the tracker, the round and the rules run again",
     )
     return p.parse_args(argv)
 

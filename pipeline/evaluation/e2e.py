@@ -127,16 +127,21 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
 
 
 def _cache_file(clip: Path, config: RunConfig) -> Path | None:
-    """Where the vision stages' output on ``clip`` (its folder, its ``scenario.json`` and the
-    size of its video: a round rendered again in the same folder is run again) under
-    ``config``, today's models and vision code is kept."""
+    """Where the models' output on ``clip`` (its folder, its ``scenario.json`` and the size of
+    its video: a round rendered again in the same folder is run again) under ``config``,
+    today's models and the code that runs them is kept. The tracker's code is not in the key:
+    a replay tracks the recorded detections again (:meth:`TablePipeline.retrack`)."""
     if config.vision_cache is None:
         return None
     root = Path(__file__).resolve().parents[2]  # today's models and vision code
     sources = [
         root / "models" / "manifest.json",
         root / "pipeline" / "runner.py",  # how frames reach the models (the table view)
-        *sorted(p for p in (root / "vision").rglob("*.py") if "synth" not in p.parts),
+        *sorted(
+            p
+            for p in (root / "vision").rglob("*.py")
+            if "synth" not in p.parts and "tracking" not in p.parts
+        ),
     ]
     models = b"".join(f.read_bytes() for f in sources)
     key = json.dumps(
@@ -183,11 +188,12 @@ def _recorded(cache: Path | None) -> tuple | None:
 
 
 def _replay(pipe: TablePipeline, recorded: tuple, config: RunConfig) -> Observed:
-    """A recorded run through today's round and rules; wall seconds are the recorded run's."""
+    """A recorded run's detections through today's tracker, round and rules; wall seconds are
+    the recorded run's."""
     frames, video_s, wall_s = recorded
     seen = Observed(video_s=video_s)
     for recorded in frames:
-        result = pipe.rejudge(recorded, WALL_TIME)
+        result = pipe.rejudge(pipe.retrack(recorded), WALL_TIME)
         _keep(result, seen, config)
     events, alerts = pipe.finish(WALL_TIME)
     seen.events += events

@@ -131,6 +131,27 @@ def test_a_round_rendered_again_in_its_folder_is_not_replayed_from_the_old_visio
     assert _cache_file(clip, config) != first
 
 
+def test_a_replay_tracks_the_recorded_detections_again_with_todays_tracker() -> None:
+    from pipeline.layout import load_default_layout
+    from pipeline.runner import NO_PICTURE, FrameResult, TablePipeline
+    from vision.types import TILE_DOWN, Detections, Frame
+
+    pipe = TablePipeline(
+        "T1", load_default_layout(), detector=lambda frame: Detections(),
+        reader=lambda image, detections: detections,
+    )  # fmt: skip
+    tile = Detections.from_arrays([[900, 500, 914, 535]], [TILE_DOWN], [0.9])
+    recorded = [
+        FrameResult(Frame("T1", i, i / 25, NO_PICTURE), tile, [], None, [], []) for i in range(3)
+    ]  # recorded by an older tracker that kept no track
+    tracks = [pipe.retrack(seen).tracks for seen in recorded]
+    assert [[(t.track_id, t.class_id, t.last_seen_frame) for t in ts] for ts in tracks] == [
+        [(1, TILE_DOWN, 0)], [(1, TILE_DOWN, 1)], [(1, TILE_DOWN, 2)]
+    ]  # fmt: skip
+    blind = FrameResult(recorded[0].frame, None, [], None, [], [], True)
+    assert pipe.retrack(blind) is blind
+
+
 def test_the_summary_counts_the_clean_rounds_alerts_raised_on_degraded_vision():
     from pipeline.alerts import make_alert
     from pipeline.evaluation.e2e_score import alert_summary
