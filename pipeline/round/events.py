@@ -350,11 +350,9 @@ def _frozen(mapping: Mapping) -> Mapping:
 
 @dataclass(frozen=True, slots=True)
 class TableState:
-    """Snapshot of the round after one frame (read-only mappings).
-
-    ``tiles_per_zone``: tile tracks per zone; ``hands``: box -> track ids delivered there;
-    ``chips_per_box``: chip stacks resting in each box; ``delivery``: boxes served so far.
-    """
+    """Snapshot of the round after one frame (read-only mappings): ``tiles_per_zone``, tile
+    tracks per zone; ``hands``, box -> track ids delivered there; ``chips_per_box``, chip stacks
+    resting in each box; ``delivery``, boxes served so far."""
 
     frame: int
     time_s: float
@@ -441,10 +439,9 @@ def describe(event: TableEvent) -> str:
             return f"round {n} given up at {phase}: {fault}"
         case RoundEnded(round_index=n, phase=phase, complete=complete):
             return f"round {n} ended at {phase}" + ("" if complete else " (incomplete)")
-        case DiceRead(values=values, flat=False):
-            return "dice not flat: " + " ".join("?" if v is None else str(v) for v in values)
-        case DiceRead(values=values):
-            return "dice unread: " + " ".join("?" if v is None else str(v) for v in values)
+        case DiceRead(values=values, flat=flat):
+            what = "dice not flat: " if flat is False else "dice unread: "
+            return what + " ".join("?" if v is None else str(v) for v in values)
         case GroupDelivered(box=box, order_index=k, tile_count=n, track_ids=ids, order_seen=seen):
             text = f"group {k} delivered to box {box}: {n} tiles [{_ids(ids)}]"
             return text + ("" if seen else " (order not seen)")
