@@ -45,6 +45,7 @@ __all__ = ["STEPS", "FrameLike", "RoundConfig", "RoundReconstructor"]
 
 WORK_AREA = "work_area"
 WOODPILE = "woodpile"
+WOODPILE_STARTED = 2  # stacks resting in the woodpile that end the wash (stacking began)
 NO_NEW_WASH = (Phase.WASH, Phase.WOODPILE)
 """Phases in which tiles moving in the work area are not a new wash: the wash itself, and the
 woodpile being stacked from the washed tiles."""
@@ -94,15 +95,20 @@ def _wash_ended(view: FrameView, memory: RoundMemory) -> list[TableEvent]:
 
 
 def _wash(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """While washing: remember the last motion; end the wash on quiet or at the woodpile."""
+    """While washing: remember the last motion; end the wash on quiet, or as soon as stacks
+    come to rest in the woodpile (the dealer stacking: the tiles still sliding in the work
+    area are being gathered, no longer washed, and what is lost of them then is no wash).
+    One tile there is not enough: a tile pushed off the heap in the wash may stop there."""
     if memory.phase is not Phase.WASH:
         return []
+    if len(view.resting_in(WOODPILE)) >= WOODPILE_STARTED:
+        return _wash_ended(view, memory)
     _, moving = _wash_tiles(view)
     if moving:
         memory.wash_motion = (view.frame, view.time_s)
         return []
     last_s = memory.wash_motion[1] if memory.wash_motion else view.time_s
-    if view.time_s - last_s >= cfg.wash_quiet_s or view.resting_in(WOODPILE):
+    if view.time_s - last_s >= cfg.wash_quiet_s:
         return _wash_ended(view, memory)
     return []
 

@@ -161,6 +161,34 @@ def test_wash_then_woodpile_reports_tracked_tiles():
     assert len(table.of(WoodpileBuilt)) == 1
 
 
+def test_the_wash_ends_when_stacks_rest_in_the_woodpile_though_tiles_still_slide():
+    """The dealer gathers the washed tiles and stacks them with no pause: tiles keep sliding
+    in the work area, so the quiet never comes. The wash ends once two stacks rest in the
+    woodpile (faces lost while stacking are no wash's doing); one tile pushed there in the
+    wash does not end it (std9 `tile_tracking_risk_20000`: the wash ended 2.3 s after it
+    really did, with 1 face known instead of 3)."""
+    table = Table()
+    positions = {i: (50.0 + 15 * (i % 8), 300.0 + 25 * (i // 8)) for i in range(32)}
+
+    def slide(k: int, ids) -> None:
+        shift = 8.0 * (1 if k % 2 else -1)
+        table.put(*(tile(i, (positions[i][0] + shift, positions[i][1]), "work_area") for i in ids))
+        table.step()
+
+    table.put(*(tile(i, positions[i], "work_area") for i in range(32)))
+    table.step(2)
+    table.put(tile(0, (100.0, 50.0), "woodpile"))  # a stray tile stops in the woodpile
+    for k in range(6):
+        slide(k, range(1, 32))
+    assert not table.of(WashEnded)
+    table.put(tile(1, (112.0, 50.0), "woodpile"))  # a second stack: stacking has begun
+    for k in range(3):
+        slide(k, range(2, 32))
+    (ended,) = table.of(WashEnded)
+    assert ended.frame < table.index - 1 and ended.tiles_tracked == 32
+    assert table.state.phase is Phase.WOODPILE
+
+
 def test_dice_give_the_first_box_and_call_no_more_bets():
     table = woodpile_table(chung_box=3)
     table.put(die(300, 3), die(301, 4), die(302, 5))
