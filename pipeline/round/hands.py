@@ -64,8 +64,9 @@ def _collect(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tab
     return events
 
 
-def _faces(tracks: list[Track]) -> dict[int, str | None]:
-    return {t.track_id: t.face for t in tracks}
+def _faces(tracks: list[Track], frame: int | None = None) -> dict[int, str | None]:
+    """Each track's face; with ``frame``, None for a tile not seen in it (hidden: unknown)."""
+    return {t.track_id: t.face if frame in (None, t.last_seen_frame) else None for t in tracks}
 
 
 def _set(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
@@ -159,13 +160,43 @@ def _exposed_tracks(
     delivered to the chung box, else the four seen in it, else (the chung box emptied and
     the tracker lost the ids under the dealer's hand) four face-up tiles in the work area."""
     in_box = _face_up_still(view, _seen_in(view, f"box_{box}"))
-    if box != cfg.chung_box or in_box is not None:
+    if box != cfg.chung_box and in_box is None:
+        return _partly_seen(view, memory, cfg, box)
+    if in_box is not None:
         return in_box
     found = _face_up_still(view, _hand_tracks(view, memory, box))
     if found is None and not _seen_in(view, f"box_{box}"):
         work = [t for t in _seen_in(view, WORK_AREA) if t.face_up is True]
         found = _face_up_still(view, work)
     return found
+
+
+def _partly_seen(
+    view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int
+) -> list[Track] | None:
+    """While the dealer exposes hands, a player's hand of which three tiles lie face up and
+    still in its box and the fourth is not seen (under another tile, or missed by the
+    detector), for ``hidden_tile_hold_s``: its four tracks, the hidden one where it was last
+    seen. A tile of the hand seen face down, or anywhere else, is no hand exposed."""
+    ids = memory.hands.get(box, [])
+    seen = _seen_in(view, f"box_{box}")
+    shown = {t.track_id for t in seen}
+    hidden = [view.tracks[i] for i in ids if i not in shown and i in view.tracks]
+    partly = (
+        memory.phase is Phase.EXPOSURE
+        and len(ids) == HAND_TILES
+        and len(seen) == HAND_TILES - 1
+        and shown <= set(ids)
+        and len(hidden) == 1
+        and all(t.last_seen_frame != view.frame for t in hidden)
+        and all(t.face_up is True for t in seen)
+        and view.still(list(shown))
+    )
+    if not partly:
+        memory.partly_seen_s.pop(box, None)
+        return None
+    since = memory.partly_seen_s.setdefault(box, view.time_s)
+    return seen + hidden if view.time_s - since >= cfg.hidden_tile_hold_s else None
 
 
 def _seen_in(view: FrameView, zone: str) -> list[Track]:
@@ -187,7 +218,7 @@ def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
         if tracks is None:
             continue
         high, low = _exposed_pairs(memory, cfg, box, tracks)
-        faces = _faces(tracks)
+        faces = _faces(tracks, view.frame)
         memory.exposed.add(box)
         if memory.phase.order < Phase.EXPOSURE.order:
             memory.close_bets()  # the stakes the hands play for

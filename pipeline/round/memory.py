@@ -53,6 +53,11 @@ class RoundConfig:
     # zones taken for destinations, later events
     unread_face_s: float = 2.0  # a tile face up this long with its face unread is reported as
     # low-confidence evidence (TileFaceUnread), never judged; lower: more such notes
+    hidden_tile_hold_s: float = 0.5  # while the dealer exposes hands, a player's hand with
+    # three of its tiles seen face up and still in its box and the fourth unseen this long is
+    # exposed, the hidden tile's face unknown (it lies under another, or the detector misses
+    # it); higher: a tile hidden a moment under the dealer's hand as it turns is waited for
+    # longer, lower: the hand's exposure (its settlement) comes sooner
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
     # higher: fewer misread frames taken for exposures, later exposure events
     wash_min_tiles: int = 16  # face-down tiles in the work area for a wash between rounds (in
@@ -171,6 +176,8 @@ class RoundMemory:
     settings: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     merges: set[frozenset[int]] = field(default_factory=set)
     exposed: set[int] = field(default_factory=set)
+    partly_seen_s: dict[int, float] = field(default_factory=dict)  # box -> since when its
+    # hand has shown three tiles face up, the fourth unseen (exposure)
     wagered: tuple[int, ...] = ()
     stakes: dict[int, int] = field(default_factory=dict)  # box -> chip stacks when bets closed
     wager_amounts: dict[int, int | None] = field(default_factory=dict)  # box -> money then

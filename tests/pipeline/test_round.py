@@ -746,6 +746,49 @@ def test_a_hand_exposed_under_ids_other_than_its_setting_keeps_its_own_pairs():
     assert sorted((*exposed.high_faces, *exposed.low_faces)) == ["1-1", "1-1", "2-2", "2-2"]
 
 
+def test_a_hand_whose_fourth_tile_is_hidden_is_exposed_with_that_face_unknown():
+    """Under a low, tilted camera a turned hand often shows three tiles: the fourth lies under
+    its neighbour (`two_rows_wine/clean_10001`: boxes 3, 4 and 8 never exposed, hand
+    membership 20/32). While the dealer exposes hands, three of a hand's tiles face up and
+    still in its box with the fourth unseen for `hidden_tile_hold_s` is the hand exposed, the
+    hidden face unknown; not before the exposure, nor while a tile of it shows face down."""
+    table = delivered_table()
+    five, six = table.state.hands[5], table.state.hands[6]
+
+    def turn(ids, faces):
+        table.put(
+            *(
+                replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
+                for i, f in zip(ids, faces, strict=True)
+            )
+        )
+
+    table.hidden.add(five[3])
+    turn(five[:3], ("1-1", "1-1", "2-2"))  # a player peeks before the exposure: no hand shown
+    table.step(8)
+    assert table.of(HandExposed) == []
+    table.put(*(replace(table.tracks[i], face_up=False, class_id=TILE_DOWN) for i in five[:3]))
+    table.step(3)
+    bank = table.state.hands[1]
+    table.put(
+        *(
+            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
+            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
+        )
+    )
+    table.step(3)
+    turn(six[:3], ("3-3", "3-3", "5-5"))  # box 6's fourth tile still seen face down
+    turn(five[:3], ("1-1", "1-1", "2-2"))  # box 5's fourth hidden
+    table.step(3)
+    assert [e.box for e in table.of(HandExposed)] == [1]  # not yet: hidden_tile_hold_s
+    table.step(3)
+    assert [e.box for e in table.of(HandExposed)] == [1, 5]
+    five_exposed = table.of(HandExposed)[1]
+    assert {*five_exposed.high_ids, *five_exposed.low_ids} == set(five)
+    faces = [*five_exposed.high_faces, *five_exposed.low_faces]
+    assert sorted(faces, key=str) == ["1-1", "1-1", "2-2", None]
+
+
 def test_chips_moving_in_a_box_not_exposed_settle_nothing():
     """The dealer settles a box after exposing its hand: chips misread in a box whose hand is
     still face down (a payout stack passing over it) settle nothing and pass no box over."""
