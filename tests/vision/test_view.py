@@ -14,7 +14,7 @@ from pipeline.layout import LayoutError, layout_from_scenario, load_default_layo
 from pipeline.runner import TablePipeline
 from vision.gating import GatedDetector
 from vision.types import TILE_DOWN, TILE_UP, Detections, Frame
-from vision.view import TableView, ViewConfig, ViewError, check_tile_px
+from vision.view import TableView, ViewConfig, ViewError, _turn, check_tile_px
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "datasets" / "samples" / "demo_round"
@@ -31,6 +31,35 @@ def test_the_default_camera_is_its_own_view():
     assert view.identity
     image = np.zeros((1080, 1920, 3), np.uint8)
     assert view.warp(image) is image
+
+
+@pytest.mark.parametrize("quarter_turns", [0, 1, 2, 3])
+@pytest.mark.parametrize("scale", [0.53, 1.0, 1.34, 1.9])
+def test_the_view_is_the_affine_warp_of_the_frame(quarter_turns, scale):
+    """The view is cut, turned and resized rather than warped: the picture is the one the
+    affine map gives (a bright square lands within 1.5 view px of where cv2.warpAffine puts
+    it; grey levels agree), and outside the frame lies the floor's colour."""
+    config = ViewConfig()
+    linear = scale * _turn(quarter_turns)
+    shift = np.array([960.0, 540.0]) - linear @ np.array([960.0, 540.0]) + [37.3, -21.6]
+    view = TableView(np.column_stack([linear, shift]), (1920, 1080), config, quarter_turns, scale)
+    noise = np.random.default_rng(quarter_turns).integers(0, 255, (1080, 1920, 3), np.uint8)
+    image = cv2.GaussianBlur(noise, (0, 0), 3)
+    image[500:520, 900:920] = 255
+
+    def square(picture):
+        ys, xs = np.nonzero(picture.min(axis=2) > 200)
+        return np.array([xs.mean(), ys.mean()])
+
+    want = cv2.warpAffine(image, view.affine, config.size_wh, borderValue=config.pad_bgr)
+    got = view.warp(image)
+    assert got.shape == want.shape and got.dtype == np.uint8
+    assert np.abs(square(got) - square(want)).max() <= 1.5
+    assert np.abs(got.astype(int) - want.astype(int)).mean() < 3.0
+    floor = view.to_frame_points(np.array([[0.0, 0.0], [1919.0, 1079.0]]))
+    outside = [i for i, (x, y) in enumerate(floor) if not (0 <= x < 1920 and 0 <= y < 1080)]
+    corners = [got[0, 0], got[1079, 1919]]
+    assert all(corners[i].tolist() == list(config.pad_bgr) for i in outside)
 
 
 def test_a_camera_over_the_dealer_is_turned_upright_and_boxes_come_back():
