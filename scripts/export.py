@@ -43,6 +43,18 @@ def trained_felts(families: list[str]) -> list[list[int]]:
     return felts
 
 
+def trained_backs(families: list[str]) -> list[list[int]]:
+    """The tile backs a detector learnt: the training randomisation's and those of
+    ``families``."""
+    from vision.synth.config import TRAINING, look_family
+
+    backs = [list(b) for b in TRAINING.objects.tile_body_bgr]
+    for name in families:
+        found = look_family(name).objects.tile_body_bgr
+        backs += [list(b) for b in found if list(b) not in backs]
+    return backs
+
+
 def _export_onnx(
     name: str, weights: Path, work: Path, families: list[str] | None = None
 ) -> tuple[Path, dict]:
@@ -62,6 +74,7 @@ def _export_onnx(
         # the felts it learnt (the training randomisation's and its look families'):
         # vision.felt shows it others as the nearest of these
         entry["felts_bgr"] = trained_felts(families or [])
+        entry["backs_bgr"] = trained_backs(families or [])  # and its tile backs
         if families:
             entry["look_families"] = list(families)
     else:

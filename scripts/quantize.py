@@ -155,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     manifest["detector_int8"] = {
         key: entry[key]
-        for key in ("task", "input_wh", "free_input_size", "classes", "felts_bgr")
+        for key in ("task", "input_wh", "free_input_size", "classes", "felts_bgr", "backs_bgr")
         if key in entry
     } | {
         "file": target.name,

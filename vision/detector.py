@@ -15,11 +15,11 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.felt import FeltBalance, FeltConfig
+from vision.felt import BackConfig, FeltBalance, FeltConfig, TileBacks, felt_colour, shifted
 from vision.geometry import UNION_EPS, iou_matrix
 from vision.onnx import MODELS_DIR, ModelError, OnnxModel
 from vision.refine import refine_bright_box
-from vision.types import DETECTOR_CLASSES, DIE, Detections, Frame
+from vision.types import DETECTOR_CLASSES, DIE, TILE_DOWN, Detections, Frame
 
 PAD_VALUE = 114
 MODEL_STRIDE = 32  # YOLO's largest feature stride: a free input size is a multiple of it
@@ -48,6 +48,10 @@ class DetectorConfig:
     # an unknown felt is shown to the network as the nearest felt it was trained on
     # (vision.felt; the trained felts are the manifest entry's felts_bgr); None: never
     felt: FeltConfig | None = field(default_factory=FeltConfig)
+    # tile backs of a colour it never learnt are shown to the network as the nearest it did
+    # (vision.felt.TileBacks, learnt from the face-down tiles it finds; the trained backs are
+    # the manifest entry's backs_bgr); None: never
+    backs: BackConfig | None = field(default_factory=BackConfig)
 
 
 @dataclass(frozen=True)
@@ -212,13 +216,15 @@ class Detector:
             raise ModelError(
                 f"detector classes {self.model.entry['classes']} are not {list(DETECTOR_CLASSES)}"
             )
-        felts = self.model.entry.get("felts_bgr")
+        felts, backs = self.model.entry.get("felts_bgr"), self.model.entry.get("backs_bgr")
         try:
-            self.felt = FeltBalance(felts, self.config.felt) if felts and self.config.felt else None
+            cfg = self.config
+            self.felt = FeltBalance(felts, cfg.felt) if felts and cfg.felt else None
+            self.backs = TileBacks(backs, cfg.backs) if backs and cfg.backs else None
         except (TypeError, ValueError) as exc:
             raise ModelError(
-                f"{models_dir / 'manifest.json'}: {self.config.model} felts_bgr is not a list of "
-                f"BGR colours ({exc})"
+                f"{models_dir / 'manifest.json'}: {self.config.model} felts_bgr or backs_bgr is "
+                f"not a list of BGR colours ({exc})"
             ) from None
 
     def __call__(self, frame: Frame) -> Detections:
@@ -231,9 +237,7 @@ class Detector:
         conf = self.config.min_confidence if min_confidence is None else min_confidence
         h, w = image.shape[:2]
         det = decode(self.model.run(tensor), lb, conf, self.config.iou_threshold, (w, h))
-        if self.config.refine_dice:
-            det = self._refine_dice(image, det)
-        return det
+        return self._finish(image, det)
 
     def detect_region(
         self, image: np.ndarray, region_xyxy, min_confidence: float | None = None
@@ -262,15 +266,25 @@ class Detector:
         h, w = image.shape[:2]
         raw = self.model.run(to_tensor(self._balanced(image, canvas[y1:y2, x1:x2])))
         det = decode(raw, window, conf, self.config.iou_threshold, (w, h))
-        if self.config.refine_dice:
-            det = self._refine_dice(image, det)
-        return det
+        return self._finish(image, det)
+
+    def _finish(self, image: np.ndarray, det: Detections) -> Detections:
+        """Dice boxes re-measured; the face-down tiles found teach the backs' colour."""
+        if self.backs is not None:
+            sure = det.confidence >= self.backs.config.min_confidence
+            self.backs.observe(image, det.xyxy[(det.class_id == TILE_DOWN) & sure])
+        return self._refine_dice(image, det) if self.config.refine_dice else det
 
     def _balanced(self, image: np.ndarray, part: np.ndarray) -> np.ndarray:
-        """``part`` of the network input made from ``image``, its felt balanced (vision.felt)."""
-        if self.felt is None:
+        """``part`` of the network input made from ``image``, its felt and its tile backs
+        balanced (vision.felt)."""
+        if self.felt is None and self.backs is None:
             return part
-        return self.felt.apply(part, self.felt.shift_for(image))
+        felt = self.felt.shift_for(image) if self.felt is not None else None
+        if self.backs is None:
+            return self.felt.apply(part, felt)
+        backs = self.backs.shift(felt_colour(image))
+        return shifted(part, (felt, backs), self.backs.trained.lab_weights)
 
     def _refine_dice(self, image: np.ndarray, det: Detections) -> Detections:
         dice = np.flatnonzero(det.class_id == DIE)

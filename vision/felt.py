@@ -14,6 +14,13 @@ known table is detected exactly as before.
 The felt's colour is the median of a sparse grid over the middle of the picture (a ceiling
 camera sees felt there; tiles and hands cover only a part of it).
 
+Tile backs are balanced the same way (:class:`TileBacks`): the detector learnt dark grey backs
+(``backs_bgr``) and finds a fifth of a set with maroon ones. The few it finds give the backs'
+colour (the median of their middles, over many tiles), which is then moved onto the nearest
+trained back. On stills of two looks whose backs the shipped detector never saw (30 each, one
+table each): navy backs found face down 0.48 -> 0.73, face up 0.46 -> 0.69; green 0.74 ->
+0.97, 0.84 -> 0.98 (``sigma`` 10-14 alike, 20-28 worse face up).
+
 >>> balance = FeltBalance(((40, 95, 20),))
 >>> green = np.full((60, 80, 3), (40, 95, 20), np.uint8)
 >>> balance.shift_for(green) is None  # a trained felt: nothing to do
@@ -26,6 +33,7 @@ True
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
 import cv2
@@ -65,12 +73,39 @@ class FeltConfig:
 
 
 @dataclass(frozen=True)
+class BackConfig:
+    """How the colour of a table's tile backs is learnt from the face-down tiles the detector
+    finds, and when they are shown to it as the nearest back it learnt (module docstring)."""
+
+    # face-down detections sampled, and how many before the colour is believed: few enough
+    # to be learnt as the wash begins, when the backs first show (0.5 and 24 were learnt
+    # after the wash on a teal_dim round); on the tuning looks' stills 0.3 and 10 found as
+    # many face-down tiles or more (navy 0.73 -> 0.75, green 0.97 alike)
+    min_confidence: float = 0.3
+    min_samples: int = 10
+    patch: float = 0.5  # the middle of a box sampled, this share of each side
+    keep: int = 256  # the most recent samples kept (a new set of tiles is learnt again)
+    # a back within this Lab distance (lightness weighted as the felt's) of a trained one is
+    # left as it is; farther, moved part of the way, all of it from ``ramp`` farther on. The
+    # trained backs are dark and lie within 6 of one another (dark colours are near in Lab:
+    # maroon backs the network cannot see are 16 from black ones)
+    known_distance: float = 8.0
+    ramp: float = 6.0
+    sigma: float = 14.0  # a pixel's weight is exp(-1/2) at this Lab distance from the back
+    lightness_weight: float = 0.25  # of the lightness difference against the colour's
+    # a back this near the felt's colour is not moved (the felt would move with it)
+    felt_apart: float = 24.0
+
+
+@dataclass(frozen=True)
 class FeltShift:
-    """The balance of one picture: its felt's Lab colour and the BGR offset onto the nearest
-    trained felt."""
+    """The balance of one picture for one colour (the felt's, or the tile backs'): its Lab
+    colour, the BGR offset onto the nearest trained one, and the Lab distance at which a
+    pixel's weight falls to exp(-1/2)."""
 
     felt_lab: np.ndarray  # (3,) float32
     offset_bgr: np.ndarray  # (3,) float32
+    sigma: float = 8.0
 
 
 def _lab(bgr) -> np.ndarray:
@@ -90,39 +125,102 @@ def felt_colour(image: np.ndarray, config: FeltConfig = FeltConfig()) -> np.ndar
     return np.median(sample, axis=0).astype(np.float32)
 
 
+class _Trained:
+    """The colours of one kind a detector learnt (felts, tile backs), and the shift that moves
+    another colour onto the nearest of them."""
+
+    def __init__(self, trained_bgr, lightness_weight: float, what: str, kind: str) -> None:
+        self.bgr = np.asarray(trained_bgr, np.float32).reshape(-1, 3)
+        if not len(self.bgr):
+            raise ValueError(f"{what} needs at least one trained {kind} colour")
+        self.lab = _lab(self.bgr)
+        self.lab_weights = np.array([lightness_weight, 1.0, 1.0], np.float32)
+
+    def distance(self, lab: np.ndarray, other_lab: np.ndarray) -> np.ndarray:
+        return np.sqrt(((other_lab - lab) ** 2).dot(self.lab_weights))
+
+    def onto_nearest(
+        self, colour: np.ndarray, known: float, ramp: float, sigma: float
+    ) -> FeltShift | None:
+        """None for a colour within ``known`` of a trained one; else the shift onto the nearest,
+        in part up to ``ramp`` farther (no jump where a colour's light varies about one)."""
+        colour_lab = _lab(colour)[0]
+        distance = self.distance(colour_lab, self.lab)
+        nearest = int(np.argmin(distance))
+        if distance[nearest] <= known:
+            return None
+        share = min(1.0, (distance[nearest] - known) / ramp)
+        return FeltShift(colour_lab, share * (self.bgr[nearest] - colour), sigma)
+
+
 class FeltBalance:
     """Moves an unknown felt onto the nearest of ``trained_bgr`` (see the module docstring)."""
 
     def __init__(self, trained_bgr, config: FeltConfig | None = None) -> None:
         self.config = config or FeltConfig()
-        self.trained_bgr = np.asarray(trained_bgr, np.float32).reshape(-1, 3)
-        if not len(self.trained_bgr):
-            raise ValueError("FeltBalance needs at least one trained felt colour")
-        self._trained_lab = _lab(self.trained_bgr)
-        self._lab_weights = np.array([self.config.lightness_weight, 1.0, 1.0], np.float32)
+        self.trained = _Trained(trained_bgr, self.config.lightness_weight, "FeltBalance", "felt")
 
     def shift_for(self, image: np.ndarray) -> FeltShift | None:
         """How to balance ``image`` (full frame, BGR): None when its felt is a trained one."""
-        felt = felt_colour(image, self.config)
-        felt_lab = _lab(felt)[0]
         cfg = self.config
-        distance = np.sqrt(((self._trained_lab - felt_lab) ** 2).dot(self._lab_weights))
-        nearest = int(np.argmin(distance))
-        if distance[nearest] <= cfg.known_distance:
-            return None
-        # in part between the two distances: no jump where a felt's light varies about one
-        share = min(1.0, (distance[nearest] - cfg.known_distance) / cfg.ramp)
-        return FeltShift(felt_lab, share * (self.trained_bgr[nearest] - felt))
+        return self.trained.onto_nearest(
+            felt_colour(image, cfg), cfg.known_distance, cfg.ramp, cfg.sigma
+        )
 
-    def apply(self, image: np.ndarray, shift: FeltShift | None) -> np.ndarray:
-        """``image (H, W, 3)`` uint8 BGR (any part or scale of the frame ``shift`` is for),
-        balanced; the very array when ``shift`` is None."""
-        if shift is None or image.size == 0:
-            return image
-        lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
-        lab -= shift.felt_lab
-        lab *= lab
-        d2 = lab @ self._lab_weights
-        weight = np.exp(d2 * (-0.5 / self.config.sigma**2))[..., None]
-        out = image.astype(np.float32) + weight * shift.offset_bgr
-        return np.clip(out, 0, 255, out=out).astype(np.uint8)
+    def apply(self, image: np.ndarray, *shifts: FeltShift | None) -> np.ndarray:
+        """``image (H, W, 3)`` uint8 BGR (any part or scale of the frame the shifts are for),
+        balanced; the very array when every shift is None."""
+        return shifted(image, shifts, self.trained.lab_weights)
+
+
+def shifted(image: np.ndarray, shifts, lab_weights: np.ndarray) -> np.ndarray:
+    """``image`` with each colour of ``shifts`` (:class:`FeltShift`, None: none) moved by its
+    offset, each pixel as far as it is near that colour; the very array when there is none."""
+    shifts = [s for s in shifts if s is not None]
+    if not shifts or image.size == 0:
+        return image
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
+    out = image.astype(np.float32)
+    for shift in shifts:
+        d2 = np.square(lab - shift.felt_lab) @ lab_weights
+        out += np.exp(d2 * (-0.5 / shift.sigma**2))[..., None] * shift.offset_bgr
+    return np.clip(out, 0, 255, out=out).astype(np.uint8)
+
+
+class TileBacks:
+    """A table's tile back colour, learnt from the face-down tiles the detector finds (the
+    median of their middles, over the most recent ``keep``), and the shift that shows an
+    unknown back to the network as the nearest of ``trained_bgr`` (a set of tiles whose backs
+    it never learnt is mostly not found: the few it finds teach the colour). One per table:
+    it remembers what it saw."""
+
+    def __init__(self, trained_bgr, config: BackConfig | None = None) -> None:
+        self.config = config or BackConfig()
+        self.trained = _Trained(trained_bgr, self.config.lightness_weight, "TileBacks", "back")
+        self._samples: deque[np.ndarray] = deque(maxlen=self.config.keep)
+
+    def observe(self, image: np.ndarray, xyxy: np.ndarray) -> None:
+        """Sample the middles of face-down tile boxes ``(N, 4)`` (pixels of ``image``)."""
+        h, w = image.shape[:2]
+        margin = (1.0 - self.config.patch) / 2
+        for x1, y1, x2, y2 in np.asarray(xyxy, np.float64):
+            dx, dy = (x2 - x1) * margin, (y2 - y1) * margin
+            a, b = max(int(x1 + dx), 0), min(int(np.ceil(x2 - dx)), w)
+            c, d = max(int(y1 + dy), 0), min(int(np.ceil(y2 - dy)), h)
+            if b > a and d > c:
+                self._samples.append(np.median(image[c:d, a:b].reshape(-1, 3), axis=0))
+
+    def shift(self, felt_bgr: np.ndarray) -> FeltShift | None:
+        """The backs' shift: None until ``min_samples`` are seen, for a trained back, or for
+        one too near the felt (``felt_bgr``, its colour) to be moved apart from it."""
+        cfg = self.config
+        if len(self._samples) < cfg.min_samples:
+            return None
+        back = np.median(np.stack(self._samples), axis=0).astype(np.float32)
+        shift = self.trained.onto_nearest(back, cfg.known_distance, cfg.ramp, cfg.sigma)
+        if (
+            shift is None
+            or self.trained.distance(shift.felt_lab, _lab(felt_bgr)[0]) < cfg.felt_apart
+        ):
+            return None
+        return shift

@@ -141,3 +141,77 @@ def test_a_malformed_felt_list_in_the_manifest_is_one_clear_model_error(tmp_path
     shutil.copy(MODELS_DIR / manifest["detector_int8"]["file"], tmp_path)
     with pytest.raises(ModelError, match="felts_bgr"):
         Detector(models_dir=tmp_path)
+
+
+MAROON = (20, 18, 52)  # teal_dim's tile backs, which the shipped detector never learnt
+TRAINED_BACKS = ((18, 18, 20), (26, 24, 24), (12, 14, 16))
+
+
+def _backs_seen(backs, colour, felt=GREEN, n=30):
+    """``backs`` shown ``n`` face-down tiles of ``colour`` lying on ``felt``."""
+    image = np.empty((60, 40 * n, 3), np.uint8)
+    image[:] = felt
+    boxes = []
+    for k in range(n):
+        image[10:50, 40 * k + 10 : 40 * k + 30] = colour
+        boxes.append((40 * k + 10, 10, 40 * k + 30, 50))
+    backs.observe(image, np.array(boxes, np.float64))
+
+
+def test_tile_backs_are_learnt_from_the_tiles_found_and_moved_onto_a_trained_back():
+    from vision.felt import TileBacks
+
+    backs = TileBacks(TRAINED_BACKS)
+    _backs_seen(backs, MAROON, n=5)
+    assert backs.shift(np.float32(GREEN)) is None  # too few seen to believe a colour
+    _backs_seen(backs, MAROON)
+    shift = backs.shift(np.float32(GREEN))
+    image = table(GREEN)
+    image[40:80, 30:50] = MAROON
+    out = FeltBalance((GREEN,)).apply(image, None, shift)
+    assert tuple(out[60, 40].tolist()) in TRAINED_BACKS  # the back: a trained one
+    assert np.abs(out[5, 5].astype(int) - GREEN).max() <= 2  # the felt, die and chip keep theirs
+    assert np.abs(out[55, 105].astype(int) - (235, 238, 240)).max() <= 2
+    assert out[95, 65, 2] > 150
+
+
+def test_trained_backs_and_backs_the_colour_of_the_felt_are_left_as_they_are():
+    from vision.felt import TileBacks
+
+    trained = TileBacks(TRAINED_BACKS)
+    _backs_seen(trained, (20, 20, 22))
+    assert trained.shift(np.float32(GREEN)) is None
+    on_own_colour = TileBacks(TRAINED_BACKS)
+    _backs_seen(on_own_colour, (30, 70, 20))  # green backs on a green felt: not told apart
+    assert on_own_colour.shift(np.float32(GREEN)) is None
+
+
+def test_the_detector_finds_maroon_tile_backs_it_never_saw_once_it_has_learnt_them():
+    """Rendered pictures of the training look with teal_dim's maroon backs, one table: the few
+    face-down tiles found over some frames teach the backs' colour, and then most are found."""
+    from vision.detector import Detector, DetectorConfig
+    from vision.synth.config import TRAINING
+    from vision.synth.render import Renderer
+    from vision.synth.stills import random_scene
+
+    objects = dataclasses.replace(TRAINING.objects, tile_body_bgr=(MAROON,))
+    look = dataclasses.replace(TRAINING, objects=objects)
+    renderer = Renderer()
+    rng = np.random.default_rng
+    scenes = [
+        renderer.render(random_scene(rng(s), look, renderer.layout, renderer.settings))
+        for s in range(6)
+    ]
+    learning, plain = Detector(), Detector(DetectorConfig(backs=None))
+    assert learning.backs is not None  # the manifest lists the trained backs
+    for scene in scenes[:3]:
+        for _ in range(15):  # frames of video: the same tiles seen again
+            learning.detect(scene.image)
+    found = {"learnt": [0, 0], "plain": [0, 0]}
+    for scene in scenes[3:]:
+        down = [o for o in scene.objects if o.kind == "tile" and o.face_up is False]
+        for name, detector in (("learnt", learning), ("plain", plain)):
+            got, n = _found(detector.detect(scene.image), down)
+            found[name] = [found[name][0] + got, found[name][1] + n]
+    (learnt, total), (unlearnt, _) = found["learnt"], found["plain"]
+    assert learnt >= 0.8 * total and learnt >= unlearnt + 0.2 * total, found
