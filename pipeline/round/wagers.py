@@ -1,7 +1,9 @@
 """Wagers and "no more bets": the chip stacks in the boxes, one step each per frame (run in
 the order of :data:`pipeline.round.phases.STEPS`).
 
-- **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`).
+- **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`). The
+  chung's box takes no wagers (RULES.md 5): what is read as chips there (the chung plaque) is
+  no wager and settles nothing.
 - **money**: a box's amount is the sum of its stacks' values (``Track.chip_value``), read while
   the stacks seen are the stacks believed; None when a value is unknown (doubt). The amounts at
   "no more bets" are the round's wagers.
@@ -38,6 +40,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     "no more bets" a change must hold, uncovered (:func:`_guarded_counts`): chips hidden under
     a hand, or misread for a moment as the dealer pays, are not chips moved."""
     chips = chips_in_boxes(view)
+    chips.pop(cfg.chung_box, None)  # the chung's box takes no wagers: the plaque, not a bet
     counts = {box: len(stacks) for box, stacks in chips.items()}
     spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
     guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)

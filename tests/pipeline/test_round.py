@@ -814,6 +814,36 @@ def test_chips_moving_in_a_box_not_exposed_settle_nothing():
     assert table.of(BoxSettled) == []
 
 
+def test_the_chung_box_takes_no_wagers_so_chips_seen_there_settle_nothing():
+    """The chung's box takes no wagers (RULES.md 5): the chung plaque read as a chip stack
+    there, coming and going, is no wager, no late wager, and its going is no settlement that
+    passes the other boxes over as pushes (`two_rows_wine/exposed_during_stacking_20000`: box
+    1's 'loss' pushed boxes 2-8 at once, and two false payout_error followed)."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(101, "box_1"), chip(105, "box_5"))
+    table.step(8)
+    assert [(w.box, w.after) for w in table.of(WagerChanged)] == [(5, 1)]
+    table.put(die(300, 2), die(301, 1), die(302, 1))  # total 4: first box 4
+    table.step(2)
+    for k, box in enumerate(delivery_order(4)):
+        deliver(table, box, range(4 * k, 4 * k + 4))
+    table.step(4)
+    bank = table.state.hands[1]
+    table.put(
+        *(
+            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
+            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
+        )
+    )
+    table.step(3)
+    table.put(hand(900, (0.0, 0.0), "box_1"))
+    table.step(1)
+    table.drop(900, 101)  # the plaque is read no more
+    table.step(6)
+    assert [w.box for w in table.of(WagerChanged)] == [5]
+    assert table.of(BoxSettled) == []
+
+
 def test_a_new_wash_closes_the_round_and_starts_the_next_despite_old_dice():
     table = delivered_table()
     for box in (1, 5, 6):
