@@ -573,6 +573,17 @@ def delivered_table() -> Table:
     return table
 
 
+def expose_bank(table: Table) -> None:
+    """The bank's hand (the chung box's, delivered) turned face up in the work area."""
+    bank = table.state.hands[1]
+    table.put(
+        *(
+            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
+            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
+        )
+    )
+
+
 def test_hand_set_as_two_pairs_ranked_by_faces():
     table = delivered_table()
     ids = table.state.hands[5]
@@ -681,13 +692,7 @@ def test_a_face_read_on_more_tiles_than_the_set_holds_is_doubt_not_an_exposure()
 
 def test_exposure_then_settlement_with_pushes():
     table = delivered_table()
-    bank = table.state.hands[1]
-    table.put(
-        *(
-            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
-            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
-        )
-    )
+    expose_bank(table)
     table.step(2)
     for box, faces in ((5, ("1-1", "1-1", "2-2", "2-2")), (6, ("3-3", "3-3", "5-5", "5-5"))):
         table.put(
@@ -769,13 +774,7 @@ def test_a_hand_whose_fourth_tile_is_hidden_is_exposed_with_that_face_unknown():
     assert table.of(HandExposed) == []
     table.put(*(replace(table.tracks[i], face_up=False, class_id=TILE_DOWN) for i in five[:3]))
     table.step(3)
-    bank = table.state.hands[1]
-    table.put(
-        *(
-            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
-            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
-        )
-    )
+    expose_bank(table)
     table.step(3)
     turn(six[:3], ("3-3", "3-3", "5-5"))  # box 6's fourth tile still seen face down
     turn(five[:3], ("1-1", "1-1", "2-2"))  # box 5's fourth hidden
@@ -793,13 +792,7 @@ def test_chips_moving_in_a_box_not_exposed_settle_nothing():
     """The dealer settles a box after exposing its hand: chips misread in a box whose hand is
     still face down (a payout stack passing over it) settle nothing and pass no box over."""
     table = delivered_table()
-    bank = table.state.hands[1]
-    table.put(
-        *(
-            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
-            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
-        )
-    )
+    expose_bank(table)
     table.put(
         *(replace(table.tracks[i], face_up=True, class_id=TILE_UP) for i in table.state.hands[5])
     )
@@ -828,13 +821,7 @@ def test_the_chung_box_takes_no_wagers_so_chips_seen_there_settle_nothing():
     for k, box in enumerate(delivery_order(4)):
         deliver(table, box, range(4 * k, 4 * k + 4))
     table.step(4)
-    bank = table.state.hands[1]
-    table.put(
-        *(
-            tile(i, (100.0 + x, 400.0), "work_area", face_up=True, face=f)
-            for i, x, f in zip(bank, (0, 11, 60, 71), ("4-4", "4-4", "1-3", "5-6"), strict=True)
-        )
-    )
+    expose_bank(table)
     table.step(3)
     table.put(hand(900, (0.0, 0.0), "box_1"))
     table.step(1)
