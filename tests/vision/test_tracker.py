@@ -47,6 +47,23 @@ def by_id(tracks):
     return {t.track_id: t for t in tracks}
 
 
+def test_a_tile_boxed_both_face_up_and_face_down_is_one_tile():
+    """The detector suppresses overlapping boxes per class, so a tile whose side shows may come
+    back both face up and face down: one tile, one track, the surer box (`teal_dim`: a box held
+    five tiles, and hands were mixed that were not). A face-up tile beside a face-down one
+    stays two."""
+    both = Detections.from_arrays(
+        np.array([tile(0), [1, 101, 11, 121], tile(40), tile(52)], float),
+        [TILE_UP, TILE_DOWN, TILE_UP, TILE_DOWN],
+        [0.6, 0.8, 0.9, 0.9],
+    )
+    tracker = Tracker()
+    for frame in range(3):
+        tracks = seen_tiles(tracker.update(both, frame), frame)
+    assert len(tracks) == 3
+    assert sorted(t.face_up for t in tracks) == [False, False, True]
+
+
 def test_a_tile_under_a_hand_keeps_its_id_and_box():
     tracker = Tracker()
     for f in range(3):

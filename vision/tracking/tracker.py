@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vision.geometry import iou_matrix
 from vision.tracking import identity
 from vision.tracking.config import TrackerConfig
 from vision.tracking.matching import FrameDetections, Matcher, ZoneOf, kind_of, unused
@@ -72,7 +73,7 @@ class Tracker:
         )
         was_seen = {self._tracks[i].track_id for i in recent}
         predicted = matcher.predicted_boxes()
-        valid = np.flatnonzero(dets.confidence >= cfg.low_confidence)
+        valid = one_box_per_tile(dets, np.flatnonzero(dets.confidence >= cfg.low_confidence), cfg)
         high = valid[dets.confidence[valid] >= cfg.high_confidence]
         low = valid[dets.confidence[valid] < cfg.high_confidence]
         # Lost tracks take part in stage 1: on a still table, a tile seen again where it was is
@@ -177,3 +178,17 @@ class Tracker:
 
 
 TileTracker = Tracker
+
+
+def one_box_per_tile(dets: FrameDetections, valid: np.ndarray, cfg: TrackerConfig) -> np.ndarray:
+    """``valid`` detection indices less the less sure of each face-up and face-down pair of
+    boxes overlapping at ``tile_sides_iou`` or more: one tile the detector boxed as both."""
+    up = valid[dets.class_id[valid] == TILE_UP]
+    down = valid[dets.class_id[valid] == TILE_DOWN]
+    if not len(up) or not len(down):
+        return valid
+    overlap = iou_matrix(dets.xyxy[up].astype(np.float64), dets.xyxy[down].astype(np.float64))
+    rows, cols = np.nonzero(overlap >= cfg.tile_sides_iou)
+    a, b = up[rows], down[cols]
+    drop = np.where(dets.confidence[a] >= dets.confidence[b], b, a)
+    return valid[~np.isin(valid, drop)]
