@@ -280,11 +280,10 @@ class Detector:
         balanced (vision.felt)."""
         if self.felt is None and self.backs is None:
             return part
-        felt = self.felt.shift_for(image) if self.felt is not None else None
-        if self.backs is None:
-            return self.felt.apply(part, felt)
-        backs = self.backs.shift(felt_colour(image))
-        return shifted(part, (felt, backs), self.backs.trained.lab_weights)
+        felt_bgr = felt_colour(image, self.config.felt or FeltConfig())
+        felt = self.felt.shift_for_colour(felt_bgr) if self.felt is not None else None
+        backs = self.backs.shift(felt_bgr) if self.backs is not None else None
+        return shifted(part, (felt, backs))
 
     def _refine_dice(self, image: np.ndarray, det: Detections) -> Detections:
         dice = np.flatnonzero(det.class_id == DIE)

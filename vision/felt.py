@@ -100,12 +100,13 @@ class BackConfig:
 @dataclass(frozen=True)
 class FeltShift:
     """The balance of one picture for one colour (the felt's, or the tile backs'): its Lab
-    colour, the BGR offset onto the nearest trained one, and the Lab distance at which a
-    pixel's weight falls to exp(-1/2)."""
+    colour, the BGR offset onto the nearest trained one, the Lab distance at which a pixel's
+    weight falls to exp(-1/2), and the weights of lightness and colour in that distance."""
 
-    felt_lab: np.ndarray  # (3,) float32
+    lab: np.ndarray  # (3,) float32
     offset_bgr: np.ndarray  # (3,) float32
-    sigma: float = 8.0
+    sigma: float
+    lab_weights: np.ndarray  # (3,) float32
 
 
 def _lab(bgr) -> np.ndarray:
@@ -150,7 +151,8 @@ class _Trained:
         if distance[nearest] <= known:
             return None
         share = min(1.0, (distance[nearest] - known) / ramp)
-        return FeltShift(colour_lab, share * (self.bgr[nearest] - colour), sigma)
+        offset = share * (self.bgr[nearest] - colour)
+        return FeltShift(colour_lab, offset, sigma, self.lab_weights)
 
 
 class FeltBalance:
@@ -162,18 +164,20 @@ class FeltBalance:
 
     def shift_for(self, image: np.ndarray) -> FeltShift | None:
         """How to balance ``image`` (full frame, BGR): None when its felt is a trained one."""
+        return self.shift_for_colour(felt_colour(image, self.config))
+
+    def shift_for_colour(self, felt_bgr: np.ndarray) -> FeltShift | None:
+        """The same for a felt of colour ``felt_bgr`` (:func:`felt_colour`)."""
         cfg = self.config
-        return self.trained.onto_nearest(
-            felt_colour(image, cfg), cfg.known_distance, cfg.ramp, cfg.sigma
-        )
+        return self.trained.onto_nearest(felt_bgr, cfg.known_distance, cfg.ramp, cfg.sigma)
 
-    def apply(self, image: np.ndarray, *shifts: FeltShift | None) -> np.ndarray:
-        """``image (H, W, 3)`` uint8 BGR (any part or scale of the frame the shifts are for),
-        balanced; the very array when every shift is None."""
-        return shifted(image, shifts, self.trained.lab_weights)
+    def apply(self, image: np.ndarray, shift: FeltShift | None) -> np.ndarray:
+        """``image (H, W, 3)`` uint8 BGR (any part or scale of the frame ``shift`` is for),
+        balanced; the very array when ``shift`` is None."""
+        return shifted(image, (shift,))
 
 
-def shifted(image: np.ndarray, shifts, lab_weights: np.ndarray) -> np.ndarray:
+def shifted(image: np.ndarray, shifts) -> np.ndarray:
     """``image`` with each colour of ``shifts`` (:class:`FeltShift`, None: none) moved by its
     offset, each pixel as far as it is near that colour; the very array when there is none."""
     shifts = [s for s in shifts if s is not None]
@@ -182,7 +186,7 @@ def shifted(image: np.ndarray, shifts, lab_weights: np.ndarray) -> np.ndarray:
     lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float32)
     out = image.astype(np.float32)
     for shift in shifts:
-        d2 = np.square(lab - shift.felt_lab) @ lab_weights
+        d2 = np.square(lab - shift.lab) @ shift.lab_weights
         out += np.exp(d2 * (-0.5 / shift.sigma**2))[..., None] * shift.offset_bgr
     return np.clip(out, 0, 255, out=out).astype(np.uint8)
 
@@ -218,9 +222,6 @@ class TileBacks:
             return None
         back = np.median(np.stack(self._samples), axis=0).astype(np.float32)
         shift = self.trained.onto_nearest(back, cfg.known_distance, cfg.ramp, cfg.sigma)
-        if (
-            shift is None
-            or self.trained.distance(shift.felt_lab, _lab(felt_bgr)[0]) < cfg.felt_apart
-        ):
+        if shift is None or self.trained.distance(shift.lab, _lab(felt_bgr)[0]) < cfg.felt_apart:
             return None
         return shift

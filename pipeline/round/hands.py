@@ -156,14 +156,15 @@ def _exposed_tracks(
     view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int
 ) -> list[Track] | None:
     """The four tiles of a box's hand lying face up and still. A player's hand is turned over
-    in its box: the four tiles seen there. The bank's may be turned over anywhere: the tiles
+    in its box: the four tiles seen there, or three and the fourth hidden
+    (:func:`_partly_seen`). The bank's may be turned over anywhere: the tiles
     delivered to the chung box, else the four seen in it, else (the chung box emptied and
     the tracker lost the ids under the dealer's hand) four face-up tiles in the work area."""
     in_box = _face_up_still(view, _seen_in(view, f"box_{box}"))
-    if box != cfg.chung_box and in_box is None:
-        return _partly_seen(view, memory, cfg, box)
     if in_box is not None:
         return in_box
+    if box != cfg.chung_box:
+        return _partly_seen(view, memory, cfg, box)
     found = _face_up_still(view, _hand_tracks(view, memory, box))
     if found is None and not _seen_in(view, f"box_{box}"):
         work = [t for t in _seen_in(view, WORK_AREA) if t.face_up is True]

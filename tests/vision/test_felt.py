@@ -5,7 +5,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from vision.felt import FeltBalance, FeltConfig, felt_colour
+from vision.felt import FeltBalance, FeltConfig, felt_colour, shifted
 
 GREEN, BLUE = (40, 95, 20), (90, 60, 20)
 RED = (30, 30, 120)
@@ -168,7 +168,7 @@ def test_tile_backs_are_learnt_from_the_tiles_found_and_moved_onto_a_trained_bac
     shift = backs.shift(np.float32(GREEN))
     image = table(GREEN)
     image[40:80, 30:50] = MAROON
-    out = FeltBalance((GREEN,)).apply(image, None, shift)
+    out = shifted(image, (shift,))
     assert tuple(out[60, 40].tolist()) in TRAINED_BACKS  # the back: a trained one
     assert np.abs(out[5, 5].astype(int) - GREEN).max() <= 2  # the felt, die and chip keep theirs
     assert np.abs(out[55, 105].astype(int) - (235, 238, 240)).max() <= 2
