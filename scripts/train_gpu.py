@@ -16,6 +16,7 @@ in two compact forms and the rest is made there:
 
     python scripts/train_gpu.py render --out .cache/train_clips
     python scripts/train_gpu.py pack --clips .cache/train_clips/r_* --out .gpu/data
+    python scripts/real_dice.py --part train --training-crops ../real_crops --sizes 12 16 20 24
     python3 scripts/train_gpu.py run --data .gpu/data --weights .gpu/start.pt --out "$OUT"
 
 The last there, with the repository root on ``PYTHONPATH`` (``PYTHONPATH=.``: the packages are
@@ -53,6 +54,7 @@ from vision.view import TableView
 
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "datasets" / "recipes" / "train_gpu.yaml"
+FINAL_MINUTES = 1.0  # kept from a deadline for the final validation and copying the weights
 
 
 def in_view(view: TableView, objects: list[dict]) -> list[dict]:
@@ -129,13 +131,16 @@ def cmd_render(args: argparse.Namespace) -> int:
     from vision.synth.clip import ClipConfig, render_scenario
 
     rounds = yaml.safe_load(RECIPE.read_text())["rounds"]
+    looks, kinds = rounds["looks"], rounds["kinds"]
     for i in range(rounds["count"]):
-        seed, kind = rounds["first_seed"] + i, rounds["kinds"][i % len(rounds["kinds"])]
-        out = args.out / f"r_{seed}"
+        seed, look, kind = rounds["first_seed"] + i, looks[i % len(looks)], kinds[i % len(kinds)]
+        out = args.out / f"r_{look}_{seed}"
         if (out / "scenario.json").exists():  # written last
             continue
-        print(f"round {i + 1}/{rounds['count']}: seed {seed}, {kind}", flush=True)
-        render_scenario(seed, () if kind == "none" else (kind,), out, ClipConfig())
+        print(f"round {i + 1}/{rounds['count']}: seed {seed}, {look}, {kind}", flush=True)
+        render_scenario(
+            seed, () if kind == "none" else (kind,), out, ClipConfig(randomisation=look)
+        )
     return 0
 
 
@@ -176,22 +181,44 @@ def unpack_clip(video: Path, dataset: Path, split: str) -> int:
     return n
 
 
-def render_stills(job: tuple[int, int, str, str]) -> int:
-    """Render ``n`` stills (seed index ``seed``) into the work folder: whole scaled frames for
-    the detector, face crops for the face reader."""
-    n, seed, split, work = job
+def look_with_dice(look: str, varied_dice: bool):
+    """The randomisation of ``look``, its dice styles widened by ``varied`` (a design drawn for
+    every scene) when asked. Its name stays the look's: the view is fitted from the scene's
+    camera and layout, which the dice never change."""
+    from dataclasses import replace
+
+    from vision.synth.config import randomisation
+    from vision.synth.scene import VARIED_DICE
+
+    dr = randomisation(look)
+    if not varied_dice:
+        return dr
+    styles = (*dr.objects.dice_styles, VARIED_DICE)
+    return replace(dr, objects=replace(dr.objects, dice_styles=styles))
+
+
+def render_stills(job: tuple[int, int, str, str, str, bool]) -> int:
+    """Render ``n`` stills of ``look`` (seed index ``seed``) into the work folder, turned into
+    the table view the monitor fits (``scripts/view_stills.py``): whole scaled frames for the
+    detector, face crops for the face reader."""
+    n, seed, split, work, look, varied_dice = job
+    from view_stills import view_split
+
     from vision.synth.stills import make_stills
 
-    stills = Path(work) / f"stills_{split}_{seed}"
+    stills = Path(work) / f"stills_{split}_{seed}_{look}"
+    viewed = Path(work) / f"viewed_{split}_{seed}_{look}"
     try:
-        make_stills(n, stills, split, seed)
+        make_stills(n, stills, split, seed, look_with_dice(look, varied_dice))
+        view_split(stills, viewed, split)
     except Exception as e:  # the packed frames still train the detector
-        print(f"stills {split} {seed}: {type(e).__name__}: {e}", flush=True)
+        print(f"stills {split} {seed} {look}: {type(e).__name__}: {e}", flush=True)
         return 0
     rng = np.random.default_rng(seed)
-    detector_split(stills, Path(work) / "detect", split, rng, crop=False)
-    face_split(stills, Path(work), split, rng)
+    detector_split(viewed, Path(work) / "detect", split, rng, crop=False)
+    face_split(viewed, Path(work), split, rng)
     shutil.rmtree(stills)
+    shutil.rmtree(viewed)
     return n
 
 
@@ -211,7 +238,7 @@ def _patch_ultralytics() -> None:
 
 def _keep(run: Path, out: Path, prefix: str) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    for name in ("weights/best.pt", "weights/last.pt", "results.csv"):
+    for name in ("weights/best.pt", "results.csv"):
         if (run / name).exists():
             shutil.copyfile(run / name, out / f"{prefix}_{Path(name).name}")
 
@@ -227,18 +254,28 @@ def prepare(args: argparse.Namespace) -> Path:
     videos = sorted(args.data.glob("*.mp4"))
     if not videos:
         raise SystemExit(f"no packed clips in {args.data}")
-    val_names = {v.stem for v in videos[: args.val_clips]}
+    spread = videos[:: max(1, len(videos) // max(1, args.val_clips))]  # over the looks (by name)
+    val_names = {v.stem for v in spread[: args.val_clips]}
     for crop in (args.data / "faces").rglob("*.jpg"):
         split = "val" if crop.name.rsplit("_", 2)[0] in val_names else "train"
         (work / "faces" / split / crop.parent.name).mkdir(parents=True, exist_ok=True)
         shutil.copyfile(crop, work / "faces" / split / crop.parent.name / crop.name)
+    if args.real and args.real.is_dir():  # real dice photographs' train part (never the check)
+        for crop in args.real.rglob("*.*"):
+            (work / "faces" / "train" / crop.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(crop, work / "faces" / "train" / crop.parent.name / crop.name)
     workers = os.cpu_count() or 4
+    looks = args.looks
     per = -(-args.stills // workers)
     jobs = [
-        (min(per, args.stills - k * per), args.stills_seed + k, "train", str(work))
+        (min(per, args.stills - k * per), args.stills_seed + k, "train", str(work),
+         looks[k % len(looks)], args.varied_dice)
         for k in range(workers)
+    ]  # fmt: skip
+    val_per = -(-args.val_stills // len(looks))
+    jobs = [j for j in jobs if j[0] > 0] + [
+        (val_per, k, "val", str(work), look, args.varied_dice) for k, look in enumerate(looks)
     ]
-    jobs = [j for j in jobs if j[0] > 0] + [(args.val_stills, 0, "val", str(work))]
     with ProcessPoolExecutor(workers) as pool:
         stills = pool.map(render_stills, jobs)
         splits = ["val" if v.stem in val_names else "train" for v in videos]
@@ -270,31 +307,34 @@ def prepare(args: argparse.Namespace) -> Path:
 
 
 def cmd_faces(args: argparse.Namespace) -> int:
-    """The face reader (28 classes: tile faces, die values, die_tipped) from scratch."""
+    """The face reader (28 classes: tile faces, die values, die_tipped), from scratch or, with
+    ``--weights``, from our own (``scripts/weights_from_onnx.py faces``) at a lower rate."""
     os.environ["YOLO_OFFLINE"] = "1"
     _patch_ultralytics()
     from ultralytics import YOLO
 
     work = Path(args.work)
-    YOLO("yolo11n-cls.yaml", task="classify").train(
+    tuned = {"optimizer": "AdamW", "lr0": 0.0005} if args.weights else {}
+    YOLO(str(args.weights) if args.weights else "yolo11n-cls.yaml", task="classify").train(
         data=str(work / "faces"),
         imgsz=96,
         time=args.minutes / 60,
         epochs=args.epochs,
         batch=256,
-        workers=4,
+        workers=3,
         cache="ram",
         device=args.device,
         amp=False,
         plots=False,
-        pretrained=False,
+        pretrained=bool(args.weights),
         project=str(work / "runs"),
-        name="faces",
+        name=args.name,
         exist_ok=True,
         verbose=False,
         **FACE_TRAINING,
+        **tuned,
     )
-    _keep(work / "runs" / "faces", args.out, "faces")
+    _keep(work / "runs" / args.name, args.out, args.name)
     return 0
 
 
@@ -302,26 +342,32 @@ def cmd_run(args: argparse.Namespace) -> int:
     os.environ["YOLO_OFFLINE"] = "1"
     t0 = time.perf_counter()
     data_yaml = prepare(args)
-    faces = None
-    if args.face_minutes > 0:  # beside the detector, on the same GPU
-        with open(Path(args.work) / "faces.log", "w") as log:
-            faces = subprocess.Popen(
-                [
-                    sys.executable,
-                    __file__,
-                    "faces",
-                    "--work",
-                    args.work,
-                    "--out",
-                    str(args.out),
-                    "--minutes",
-                    str(args.face_minutes),
-                    "--device",
-                    args.device,
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
+    if args.deadline:  # the whole run must end in time (a lent machine's call has a limit)
+        left = args.deadline - (time.perf_counter() - t0) / 60 - FINAL_MINUTES
+        args.minutes, args.face_minutes = min(args.minutes, left), min(args.face_minutes, left)
+        print(f"training budget {args.minutes:.1f} min, face readers {args.face_minutes:.1f}")
+    readers = {}  # beside the detector, on the same GPU: from scratch, and from our own weights
+    for name, weights in (("faces", None), ("faces_ft", args.face_weights)):
+        if args.face_minutes <= 0 or (name == "faces_ft" and weights is None):
+            continue
+        command = [
+            sys.executable,
+            __file__,
+            "faces",
+            "--work",
+            args.work,
+            "--out",
+            str(args.out),
+            "--minutes",
+            str(args.face_minutes),
+            "--device",
+            args.device,
+            "--name",
+            name,
+        ]
+        command += ["--weights", str(weights)] if weights else []  # fmt: skip
+        with open(Path(args.work) / f"{name}.log", "w") as log:
+            readers[name] = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
     _patch_ultralytics()
     from ultralytics import YOLO
 
@@ -349,7 +395,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         degrees=0.0,
         fliplr=0.5,
         flipud=0.5,
-        hsv_h=0.03,
+        hsv_h=args.hsv_h,
         hsv_s=0.7,
         hsv_v=0.45,
         optimizer="AdamW",
@@ -359,10 +405,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         deterministic=False,
     )
     _keep(Path(args.work) / "runs" / "detector", args.out, "detector")
-    if faces is not None:
-        faces.wait()
-        log = (Path(args.work) / "faces.log").read_text(errors="replace")
-        print("faces:", "\n".join(line for line in log.splitlines()[-15:]), flush=True)
+    for name, reader in readers.items():
+        reader.wait()
+        log = (Path(args.work) / f"{name}.log").read_text(errors="replace")
+        print(f"{name}:", "\n".join(line for line in log.splitlines()[-15:]), flush=True)
     print(f"done in {(time.perf_counter() - t0) / 60:.1f} min; weights in {args.out}")
     return 0
 
@@ -383,6 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--minutes", type=float, default=4.0)
     c.add_argument("--epochs", type=int, default=60)
     c.add_argument("--device", default="0")
+    c.add_argument("--name", default="faces")
+    c.add_argument("--weights", type=Path, help="our own face-reader weights to continue from")
     b = sub.add_parser("run", help="there: unpack, render stills, train")
     b.add_argument("--data", type=Path, required=True, help="folder written by pack")
     b.add_argument("--out", type=Path, required=True)
@@ -399,6 +447,24 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--imgsz", type=int)
     b.add_argument("--device", default="0")
     b.add_argument("--lr0", type=float)
+    b.add_argument("--looks", nargs="+", help="randomisations the stills are drawn from, in turn")
+    b.add_argument(
+        "--varied-dice",
+        action=argparse.BooleanOptionalAction,
+        help="widen every look's dice by designs drawn per scene",
+    )
+    b.add_argument(
+        "--real",
+        type=Path,
+        help="face-reader crops of real dice (scripts/real_dice.py --training-crops), if any",
+    )
+    b.add_argument("--hsv-h", type=float, help="detector hue augmentation")
+    b.add_argument(
+        "--deadline", type=float, help="minutes the whole run may take (training budgets shrink)"
+    )
+    b.add_argument(
+        "--face-weights", type=Path, help="also a face reader continued from these weights"
+    )
     recipe = yaml.safe_load(RECIPE.read_text())
     a.set_defaults(**recipe["pack"])
     b.set_defaults(**recipe["run"])

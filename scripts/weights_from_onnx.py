@@ -147,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
         help="images (a training set) to give the batch norms their statistics: needed before "
         "training, else the first step rescales every layer",
     )
+    p.add_argument(
+        "--whole-frames",
+        action="store_true",
+        help="the detector is to train on whole scaled frames (the input size), not 416-px crops",
+    )
     args = p.parse_args(argv)
     os.environ["YOLO_OFFLINE"] = "1"
     import torch
@@ -165,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
     task, net = _network(entry)
     count = load_onnx_weights(net, path)
     if args.calibrate:
-        size = tuple(entry["input_wh"]) if task == "classify" else (416, 416)
+        crops = task == "detect" and not args.whole_frames
+        size = (416, 416) if crops else tuple(entry["input_wh"])
         norms = calibrate_batch_norms(net, calibration_images(args.calibrate, size))
         print(f"{norms} batch norms given the statistics of {args.calibrate}")
     net.names = dict(enumerate(entry["classes"]))

@@ -26,9 +26,10 @@ from vision.synth.config import (
     family_names,
     look_family,
     randomisation,
+    validated,
 )
 from vision.synth.render import Renderer
-from vision.synth.sampling import sample_look
+from vision.synth.sampling import sample_look, varied_dice
 from vision.synth.scenario import ScenarioTiming
 from vision.synth.scene import DICE_STYLES, DieState, Scene
 from vision.synth.settings import DEFAULT_SETTINGS
@@ -183,6 +184,29 @@ def test_dice_styles_colour_the_dice() -> None:
     b, g, r = colours["green"]
     assert g > r + 40
     assert min(colours["white_red"]) > 150
+
+
+def test_varied_dice_draw_a_design_per_scene_with_pips_unlike_the_body() -> None:
+    rng = np.random.default_rng(0)
+    looks = [varied_dice(rng) for _ in range(200)]
+    assert len({d.body_bgr for d in looks}) > 100
+    assert any(max(d.pip_bgr) < 60 and min(d.body_bgr) > 180 for d in looks)  # dark on white
+    assert any(min(d.pip_bgr) > 200 for d in looks)  # white pips
+    for d in looks:  # the pips stand out from the body
+        for pip in (d.pip_bgr, d.one_four_bgr):
+            assert np.linalg.norm(np.subtract(pip, d.body_bgr)) > 120, d
+
+
+def test_varied_dice_leave_the_table_and_camera_of_a_look_as_they_were() -> None:
+    base = look_family("arc_green")
+    varied = dataclasses.replace(
+        base, objects=dataclasses.replace(base.objects, dice_styles=("varied",))
+    )
+    for seed in range(5):
+        a = sample_look(np.random.default_rng(seed), base)
+        b = sample_look(np.random.default_rng(seed), varied)
+        assert (a.camera, a.layout, a.table) == (b.camera, b.layout, b.table)
+    assert validated(varied) is varied
 
 
 @pytest.mark.parametrize(

@@ -103,3 +103,10 @@ def test_objects_of_a_turned_camera_are_cut_from_the_view_where_their_pixels_wen
     cut = picture[y1:y2, x1:x2]
     inner = cut[2:-2, 2:-2]
     assert inner[-3:, :, 0].min() > 200 and inner[:3, :, 2].min() > 200  # turned: blue below
+
+
+def test_stills_widen_a_looks_dice_and_keep_its_name_for_the_view(train_gpu):
+    widened = train_gpu.look_with_dice("dealer_side_slate", True)
+    assert widened.objects.dice_styles == ("red_clear", "varied")
+    assert widened.name == "dealer_side_slate"  # view_stills fits the view from the name
+    assert train_gpu.look_with_dice("training", False).objects.dice_styles == ("white_red",)

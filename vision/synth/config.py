@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from vision.synth.scene import CHIP_STYLES, DICE_STYLES
+from vision.synth.scene import CHIP_STYLES, DICE_STYLES, VARIED_DICE
 from vision.synth.table import BOX_SHAPES
 
 Range = tuple[float, float]
@@ -118,7 +118,7 @@ class ObjectRanges:
         (45, 65, 100),
     )
     sleeve_bgr: tuple[BGR, ...] = ((20, 20, 20), (235, 235, 235), (40, 30, 120), (90, 40, 30))
-    # names in vision.synth.scene.DICE_STYLES
+    # names in vision.synth.scene.DICE_STYLES, or varied (a design drawn for every scene)
     dice_styles: tuple[str, ...] = ("white_red",)
 
 
@@ -272,7 +272,7 @@ def validated(dr: DomainRandomisation, where: str = "randomisation") -> DomainRa
     fault."""
     named = (
         ("layout.shapes", dr.layout.shapes, BOX_SHAPES),
-        ("objects.dice_styles", dr.objects.dice_styles, tuple(DICE_STYLES)),
+        ("objects.dice_styles", dr.objects.dice_styles, (*DICE_STYLES, VARIED_DICE)),
         ("sensor.codecs", dr.sensor.codecs, CODECS),
         ("chips.styles", dr.chips.styles, CHIP_STYLES),
     )

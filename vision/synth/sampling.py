@@ -23,6 +23,8 @@ from vision.synth.config import DomainRandomisation, Range
 from vision.synth.scene import (
     BGR,
     DICE_STYLES,
+    DIE_BODIES,
+    VARIED_DICE,
     DiceLook,
     Effects,
     Glare,
@@ -154,13 +156,31 @@ def sample_effects(
     )
 
 
+def varied_dice(rng: np.random.Generator) -> DiceLook:
+    """A die design of its own: a body colour, pips it may carry, the 1 and 4 in red or the
+    same as the rest, an opaque or a translucent body."""
+    body, pips = DIE_BODIES[int(rng.integers(len(DIE_BODIES)))]
+    pip = pips[int(rng.integers(len(pips)))]
+    light = sum(body) > 450
+    one_four = (40, 30, 200) if light and rng.random() < 0.5 else pip
+    translucent = not light and rng.random() < 0.5
+    return DiceLook(
+        body_bgr=_jitter(rng, body, 12.0),
+        pip_bgr=pip,
+        one_four_bgr=one_four,
+        side_shade=uniform(rng, (1.1, 1.3)) if translucent else uniform(rng, (0.62, 0.8)),
+        core_shade=uniform(rng, (0.75, 0.85)) if translucent else 1.0,
+    )
+
+
 def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
     """Layout, camera, table, tile and dice colours, effects and light direction for one
     scene; the layout, frame size and dice come from :func:`structure_rng` of ``rng``."""
     structure = structure_rng(rng)
     layout = sample_layout(structure, dr)
     resolution_wh = choice(structure, dr.camera.resolutions_wh)
-    dice = DICE_STYLES[choice(structure, dr.objects.dice_styles)]
+    style = choice(structure, dr.objects.dice_styles)
+    dice = varied_dice(structure) if style == VARIED_DICE else DICE_STYLES[style]
     chip_style = choice(structure, dr.chips.styles)
     camera = sample_camera(rng, dr, layout.centre_mm, resolution_wh)
     angle = uniform(rng, (0.0, 2 * math.pi))

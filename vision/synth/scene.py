@@ -140,6 +140,18 @@ DICE_STYLES: dict[str, DiceLook] = {
     ),
     "green": DiceLook(body_bgr=(70, 130, 35), pip_bgr=WHITE_PIPS, one_four_bgr=WHITE_PIPS),
 }
+# ``varied`` (ObjectRanges.dice_styles): a new design for every scene, drawn by
+# vision.synth.sampling.varied_dice from the bodies and pips below
+VARIED_DICE = "varied"
+DIE_BODIES: tuple[tuple[BGR, tuple[BGR, ...]], ...] = (  # body, the pips it may carry
+    ((215, 228, 236), ((40, 30, 30), (20, 20, 20), (90, 40, 20))),  # ivory
+    ((240, 240, 240), ((30, 30, 30), (110, 50, 20))),  # white
+    ((45, 35, 190), (WHITE_PIPS,)),  # red
+    ((70, 130, 35), (WHITE_PIPS,)),  # green
+    ((150, 80, 25), (WHITE_PIPS, (40, 200, 230))),  # blue
+    ((30, 30, 32), (WHITE_PIPS, (40, 180, 220))),  # black
+    ((40, 190, 225), ((30, 30, 30), (40, 30, 150))),  # yellow
+)
 
 
 @dataclass(frozen=True, slots=True)
