@@ -181,27 +181,29 @@ def unpack_clip(video: Path, dataset: Path, split: str) -> int:
     return n
 
 
-def look_with_dice(look: str, varied_dice: bool):
+def still_look(look: str, varied_dice: bool, tipped_prob: float | None = None):
     """The randomisation of ``look``, its dice styles widened by ``varied`` (a design drawn for
-    every scene) when asked. Its name stays the look's: the view is fitted from the scene's
-    camera and layout, which the dice never change."""
+    every scene) when asked, a tipped die drawn with ``tipped_prob`` when given. Its name stays
+    the look's: the view is fitted from the scene's camera and layout, which neither changes."""
     from dataclasses import replace
 
     from vision.synth.config import randomisation
     from vision.synth.scene import VARIED_DICE
 
     dr = randomisation(look)
-    if not varied_dice:
-        return dr
-    styles = (*dr.objects.dice_styles, VARIED_DICE)
-    return replace(dr, objects=replace(dr.objects, dice_styles=styles))
+    if varied_dice:
+        styles = (*dr.objects.dice_styles, VARIED_DICE)
+        dr = replace(dr, objects=replace(dr.objects, dice_styles=styles))
+    if tipped_prob is not None:
+        dr = replace(dr, content=replace(dr.content, die_not_flat_prob=tipped_prob))
+    return dr
 
 
-def render_stills(job: tuple[int, int, str, str, str, bool]) -> int:
+def render_stills(job: tuple[int, int, str, str, str, bool, float | None]) -> int:
     """Render ``n`` stills of ``look`` (seed index ``seed``) into the work folder, turned into
     the table view the monitor fits (``scripts/view_stills.py``): whole scaled frames for the
     detector, face crops for the face reader."""
-    n, seed, split, work, look, varied_dice = job
+    n, seed, split, work, look, varied_dice, tipped_prob = job
     from view_stills import view_split
 
     from vision.synth.stills import make_stills
@@ -209,7 +211,7 @@ def render_stills(job: tuple[int, int, str, str, str, bool]) -> int:
     stills = Path(work) / f"stills_{split}_{seed}_{look}"
     viewed = Path(work) / f"viewed_{split}_{seed}_{look}"
     try:
-        make_stills(n, stills, split, seed, look_with_dice(look, varied_dice))
+        make_stills(n, stills, split, seed, still_look(look, varied_dice, tipped_prob))
         view_split(stills, viewed, split)
     except Exception as e:  # the packed frames still train the detector
         print(f"stills {split} {seed} {look}: {type(e).__name__}: {e}", flush=True)
@@ -266,15 +268,17 @@ def prepare(args: argparse.Namespace) -> Path:
             shutil.copyfile(crop, work / "faces" / "train" / crop.parent.name / crop.name)
     workers = os.cpu_count() or 4
     looks = args.looks
-    per = -(-args.stills // workers)
+    n_jobs = len(looks) * -(-2 * workers // len(looks))  # every look, small jobs for the cores
+    per = -(-args.stills // n_jobs)
     jobs = [
         (min(per, args.stills - k * per), args.stills_seed + k, "train", str(work),
-         looks[k % len(looks)], args.varied_dice)
-        for k in range(workers)
+         looks[k % len(looks)], args.varied_dice, args.tipped_prob)
+        for k in range(n_jobs)
     ]  # fmt: skip
     val_per = -(-args.val_stills // len(looks))
     jobs = [j for j in jobs if j[0] > 0] + [
-        (val_per, k, "val", str(work), look, args.varied_dice) for k, look in enumerate(looks)
+        (val_per, k, "val", str(work), look, args.varied_dice, args.tipped_prob)
+        for k, look in enumerate(looks)
     ]
     with ProcessPoolExecutor(workers) as pool:
         stills = pool.map(render_stills, jobs)
@@ -342,6 +346,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     os.environ["YOLO_OFFLINE"] = "1"
     t0 = time.perf_counter()
     data_yaml = prepare(args)
+    if args.prepare_only:  # the data alone (CPU: datasets/recipes/train_faces_wide.yaml)
+        return 0
     if args.deadline:  # the whole run must end in time (a lent machine's call has a limit)
         left = args.deadline - (time.perf_counter() - t0) / 60 - FINAL_MINUTES
         args.minutes, args.face_minutes = min(args.minutes, left), min(args.face_minutes, left)
@@ -454,11 +460,17 @@ def main(argv: list[str] | None = None) -> int:
         help="widen every look's dice by designs drawn per scene",
     )
     b.add_argument(
+        "--tipped-prob", type=float, help="stills: chance of a tipped die (else the look's)"
+    )
+    b.add_argument(
         "--real",
         type=Path,
         help="face-reader crops of real dice (scripts/real_dice.py --training-crops), if any",
     )
     b.add_argument("--hsv-h", type=float, help="detector hue augmentation")
+    b.add_argument(
+        "--prepare-only", action="store_true", help="write the data in --work and stop there"
+    )
     b.add_argument(
         "--deadline", type=float, help="minutes the whole run may take (training budgets shrink)"
     )

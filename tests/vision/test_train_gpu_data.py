@@ -106,7 +106,9 @@ def test_objects_of_a_turned_camera_are_cut_from_the_view_where_their_pixels_wen
 
 
 def test_stills_widen_a_looks_dice_and_keep_its_name_for_the_view(train_gpu):
-    widened = train_gpu.look_with_dice("dealer_side_slate", True)
+    widened = train_gpu.still_look("dealer_side_slate", True, 0.5)
     assert widened.objects.dice_styles == ("red_clear", "varied")
+    assert widened.content.die_not_flat_prob == 0.5
     assert widened.name == "dealer_side_slate"  # view_stills fits the view from the name
-    assert train_gpu.look_with_dice("training", False).objects.dice_styles == ("white_red",)
+    plain = train_gpu.still_look("training", False)
+    assert plain.objects.dice_styles == ("white_red",) and plain.content.die_not_flat_prob == 0.1
