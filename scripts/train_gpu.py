@@ -42,13 +42,12 @@ import numpy as np
 import yaml
 
 from pipeline.layout import layout_from_scenario
-from vision.synth.datasets import FACE_TRAINING, detector_split, face_crops, face_split
+from vision.synth.datasets import FACE_TRAINING, detector_split, face_crops, face_split, unpack_clip
 from vision.synth.labels import (
     DETECT_SCALE,
     MIN_KEPT_FRACTION,
     NAMES,
     frame_labels,
-    write_labels,
 )
 from vision.view import TableView
 
@@ -160,59 +159,20 @@ def cmd_pack(args: argparse.Namespace) -> int:
     return 0
 
 
-def unpack_clip(video: Path, dataset: Path, split: str) -> int:
-    """Decode one packed clip into YOLO images and labels; returns the frames written."""
-    with gzip.open(video.with_suffix(".jsonl.gz"), "rt", encoding="utf-8") as f:
-        rows = [json.loads(line) for line in f]
-    cap = cv2.VideoCapture(str(video))
-    n = 0
-    for row in rows:
-        ok, image = cap.read()
-        if not ok:
-            print(f"{video}: ended after {n} of {len(rows)} frames", flush=True)
-            break
-        name = f"{video.stem}_{row['frame']:05d}"
-        jpg = dataset / "images" / split / f"{name}.jpg"
-        cv2.imwrite(str(jpg), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
-        boxes = np.array(row["boxes"], np.float64).reshape(-1, 5)
-        write_labels(dataset / "labels" / split / f"{name}.txt", boxes, tuple(row["wh"]))
-        n += 1
-    cap.release()
-    return n
-
-
-def still_look(look: str, varied_dice: bool, tipped_prob: float | None = None):
-    """The randomisation of ``look``, its dice styles widened by ``varied`` (a design drawn for
-    every scene) when asked, a tipped die drawn with ``tipped_prob`` when given. Its name stays
-    the look's: the view is fitted from the scene's camera and layout, which neither changes."""
-    from dataclasses import replace
-
-    from vision.synth.config import randomisation
-    from vision.synth.scene import VARIED_DICE
-
-    dr = randomisation(look)
-    if varied_dice:
-        styles = (*dr.objects.dice_styles, VARIED_DICE)
-        dr = replace(dr, objects=replace(dr.objects, dice_styles=styles))
-    if tipped_prob is not None:
-        dr = replace(dr, content=replace(dr.content, die_not_flat_prob=tipped_prob))
-    return dr
-
-
 def render_stills(job: tuple[int, int, str, str, str, bool, float | None]) -> int:
     """Render ``n`` stills of ``look`` (seed index ``seed``) into the work folder, turned into
     the table view the monitor fits (``scripts/view_stills.py``): whole scaled frames for the
     detector, face crops for the face reader."""
     n, seed, split, work, look, varied_dice, tipped_prob = job
-    from view_stills import view_split
-
+    from vision.synth.config import randomisation, widened
     from vision.synth.stills import make_stills
 
     stills = Path(work) / f"stills_{split}_{seed}_{look}"
     viewed = Path(work) / f"viewed_{split}_{seed}_{look}"
     try:
-        make_stills(n, stills, split, seed, still_look(look, varied_dice, tipped_prob))
-        view_split(stills, viewed, split)
+        make_stills(n, stills, split, seed, widened(randomisation(look), varied_dice, tipped_prob))
+        view = [sys.executable, str(ROOT / "scripts" / "view_stills.py"), "--splits", split]
+        subprocess.run([*view, "--stills", str(stills), "--out", str(viewed)], check=True)
     except Exception as e:  # the packed frames still train the detector
         print(f"stills {split} {seed} {look}: {type(e).__name__}: {e}", flush=True)
         return 0

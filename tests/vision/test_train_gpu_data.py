@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from vision.faces import FACE_CLASSES
+from vision.synth import config
 from vision.synth.labels import DETECT_SCALE, frame_labels
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -105,10 +106,10 @@ def test_objects_of_a_turned_camera_are_cut_from_the_view_where_their_pixels_wen
     assert inner[-3:, :, 0].min() > 200 and inner[:3, :, 2].min() > 200  # turned: blue below
 
 
-def test_stills_widen_a_looks_dice_and_keep_its_name_for_the_view(train_gpu):
-    widened = train_gpu.still_look("dealer_side_slate", True, 0.5)
+def test_stills_widen_a_looks_dice_and_keep_its_name_for_the_view():
+    widened = config.widened(config.randomisation("dealer_side_slate"), True, 0.5)
     assert widened.objects.dice_styles == ("red_clear", "varied")
     assert widened.content.die_not_flat_prob == 0.5
     assert widened.name == "dealer_side_slate"  # view_stills fits the view from the name
-    plain = train_gpu.still_look("training", False)
+    plain = config.widened(config.TRAINING, False)
     assert plain.objects.dice_styles == ("white_red",) and plain.content.die_not_flat_prob == 0.1

@@ -12,6 +12,7 @@ and ``scripts/train_faces_down.py``; nothing here needs ultralytics or torch.
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 
@@ -153,3 +154,24 @@ def face_crops(image, objects, index, last_kept, rng, faces_dir: Path, clip: str
             crop,
             [cv2.IMWRITE_JPEG_QUALITY, 85],
         )
+
+
+def unpack_clip(video: Path, dataset: Path, split: str) -> int:
+    """Decode one packed clip into YOLO images and labels; returns the frames written."""
+    with gzip.open(video.with_suffix(".jsonl.gz"), "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f]
+    cap = cv2.VideoCapture(str(video))
+    n = 0
+    for row in rows:
+        ok, image = cap.read()
+        if not ok:
+            print(f"{video}: ended after {n} of {len(rows)} frames", flush=True)
+            break
+        name = f"{video.stem}_{row['frame']:05d}"
+        jpg = dataset / "images" / split / f"{name}.jpg"
+        cv2.imwrite(str(jpg), image, [cv2.IMWRITE_JPEG_QUALITY, 95])
+        boxes = np.array(row["boxes"], np.float64).reshape(-1, 5)
+        write_labels(dataset / "labels" / split / f"{name}.txt", boxes, tuple(row["wh"]))
+        n += 1
+    cap.release()
+    return n
