@@ -9,14 +9,15 @@ in two compact forms and the rest is made there:
   own, never the standard suite's) taken every ``--every`` frames, scaled to the detector's
   960x540 and encoded as one H.264 clip per round (a few KB a frame), with their YOLO labels
   (objects at least 30% visible, amodal boxes, as ``paigow synth stills`` labels them).
-- ``run`` (there): decodes the packed frames, renders fresh stills on every CPU core (their
-  seeds come from the train range, index ``--stills-seed`` on), trains the detector at 960 px on
-  whole scaled frames (a time budget, not an epoch count) from our own earlier weights, and
-  leaves ``best.pt``, ``last.pt`` and ``results.csv`` in ``--out``.
+- ``run`` (there): decodes the packed frames, renders fresh stills of every look on every CPU
+  core (train range, index ``--stills-seed`` on) and turns them into their table view, trains
+  the detector at 960 px on whole scaled frames (a time budget, not an epoch count) from our own
+  earlier weights and the face readers beside it, and leaves each one's ``best.pt`` and
+  ``results.csv`` in ``--out``.
 
     python scripts/train_gpu.py render --out .cache/train_clips
     python scripts/train_gpu.py pack --clips .cache/train_clips/r_* --out .gpu/data
-    python scripts/real_dice.py --part train --training-crops ../real_crops --sizes 12 16 20 24
+    python scripts/real_dice.py --part train --training-crops ../rc --sizes 12 16 20 --jitters 1
     python3 scripts/train_gpu.py run --data .gpu/data --weights .gpu/start.pt --out "$OUT"
 
 The last there, with the repository root on ``PYTHONPATH`` (``PYTHONPATH=.``: the packages are
@@ -309,7 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.prepare_only:  # the data alone (CPU: datasets/recipes/train_faces_wide.yaml)
         return 0
     if args.deadline:  # the whole run must end in time (a lent machine's call has a limit)
-        left = args.deadline - (time.perf_counter() - t0) / 60 - FINAL_MINUTES
+        left = max(0.5, args.deadline - (time.perf_counter() - t0) / 60 - FINAL_MINUTES)
         args.minutes, args.face_minutes = min(args.minutes, left), min(args.face_minutes, left)
         print(f"training budget {args.minutes:.1f} min, face readers {args.face_minutes:.1f}")
     readers = {}  # beside the detector, on the same GPU: from scratch, and from our own weights

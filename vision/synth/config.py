@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -356,9 +356,9 @@ def widened(
     """``dr`` with its dice styles widened by ``varied`` (a design drawn for every scene) when
     asked, and a tipped die drawn with ``tipped_prob`` when given. Its name stays: a still's
     table view is fitted from the scene's camera and layout, which neither changes."""
+    changes: dict[str, Any] = {}
     if varied_dice:
-        styles = (*dr.objects.dice_styles, VARIED_DICE)
-        dr = replace(dr, objects=replace(dr.objects, dice_styles=styles))
+        changes["objects"] = {"dice_styles": [*dr.objects.dice_styles, VARIED_DICE]}
     if tipped_prob is not None:
-        dr = replace(dr, content=replace(dr.content, die_not_flat_prob=tipped_prob))
-    return dr
+        changes["content"] = {"die_not_flat_prob": tipped_prob}
+    return override(dr, changes)

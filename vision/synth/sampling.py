@@ -159,10 +159,10 @@ def sample_effects(
 def varied_dice(rng: np.random.Generator) -> DiceLook:
     """A die design of its own: a body colour, pips it may carry, the 1 and 4 in red or the
     same as the rest, an opaque or a translucent body."""
-    body, pips = DIE_BODIES[int(rng.integers(len(DIE_BODIES)))]
-    pip = pips[int(rng.integers(len(pips)))]
+    body, pips = choice(rng, DIE_BODIES)
+    pip = choice(rng, pips)
     light = sum(body) > 450
-    one_four = (40, 30, 200) if light and rng.random() < 0.5 else pip
+    one_four = DiceLook().one_four_bgr if light and rng.random() < 0.5 else pip  # red
     translucent = not light and rng.random() < 0.5
     return DiceLook(
         body_bgr=_jitter(rng, body, 12.0),
