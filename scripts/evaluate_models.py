@@ -115,7 +115,7 @@ def video_metrics(args, detector: Detector, models_dir: Path) -> dict:
     reader = FaceReader(threads=2, models_dir=models_dir, classes=classes)
     cfg = TrackerConfig()
     faces = video_face_metrics(
-        reader.probs(np.stack(crops)),
+        reader.crop_probs(np.stack(crops), np.array([lab.startswith("die") for lab in labels])),
         classes,
         labels,
         cfg.min_face_confidence,

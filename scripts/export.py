@@ -3,12 +3,13 @@
     python scripts/export.py detector .cache/runs/detector/weights/best.pt
     python scripts/export.py faces .cache/runs/faces/weights/best.pt
     python scripts/export.py faces_down .cache/faces_down/runs/faces_down/weights/best.pt
+    python scripts/export.py dice /tmp/dice_run/dice_best.pt
 
 The detector is exported with batch 1 and a free input height and width (multiples of 32): the
 whole scaled frame (960x544, the manifest's ``input_wh``) for a full detection, and regions of it
 for the motion-gated detector (:mod:`vision.gating`, ``Detector.detect_region``); on the whole
-frame it gives the same output as a fixed 960x544 export. The face reader is exported with a
-dynamic batch of 96x96 crops. The export runs on a temporary copy of the weights, so nothing is
+frame it gives the same output as a fixed 960x544 export. The face reader (and the die reader,
+``scripts/train_dice.py``) is exported with a dynamic batch of 96x96 crops. The export runs on a temporary copy of the weights, so nothing is
 written beside them. Metrics for the model cards come from ``scripts/evaluate_models.py``.
 """
 
@@ -110,7 +111,7 @@ def export(name: str, weights: Path, families: list[str] | None = None) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Export weights to models/*.onnx")
-    p.add_argument("name", choices=["detector", "faces", "faces_down"])
+    p.add_argument("name", choices=["detector", "faces", "faces_down", "dice"])
     p.add_argument("weights", type=Path)
     p.add_argument(
         "--families",

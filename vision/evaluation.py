@@ -42,9 +42,9 @@ def detection_metrics(detector: Detector, images: Iterable[LabelledImage]) -> di
 
 def face_accuracy(reader: FaceReader, crops: np.ndarray, labels: list[str]) -> dict:
     """Accuracy of tile faces and die values on square crops with class-name labels."""
-    probs = reader.probs(crops)
-    best = probs.argmax(axis=1)
     die = np.array([lab.startswith("die") for lab in labels])
+    probs = reader.crop_probs(crops, die)
+    best = probs.argmax(axis=1)
     if die.any():  # dice read as the monitor reads them (a value unless clearly tipped)
         best[die] = die_choice(probs[die])[0]
     predicted = [FACE_CLASSES[k] for k in best]

@@ -1,6 +1,7 @@
 """The face reader: tile faces and die values read from full-resolution crops around the
-detector's boxes, by the two classifiers of the models manifest (``faces``, and the face-down
-check ``faces_down``) run on onnxruntime through :mod:`vision.onnx`. What the classes are, how
+detector's boxes, by the classifiers of the models manifest (``faces``, the face-down check
+``faces_down``, and the die reader ``dice`` where the manifest lists one: dice are then read by
+it alone) run on onnxruntime through :mod:`vision.onnx`. What the classes are, how
 crops are cut and how probabilities become a face live in :mod:`vision.faces`; reading a box
 once rather than every frame in :mod:`vision.faces_cache`.
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from vision.faces import (
+    DIE_CLASSES,
     DOWN_CHECK_CLASSES,
     FACE_CLASSES,
     FACE_INPUT_PX,
@@ -22,7 +24,7 @@ from vision.faces import (
     read_as_back,
     turned_up,
 )
-from vision.onnx import MODELS_DIR, ModelError, OnnxModel
+from vision.onnx import MODELS_DIR, ModelError, OnnxModel, load_manifest
 from vision.types import DIE, TILE_DOWN, TILE_UP, Detections
 
 
@@ -39,14 +41,21 @@ class FaceReader:
         check_down: bool = True,
         read_backs: bool = True,
         check_pips: bool = True,
+        read_dice: bool = True,
     ):
         """``classes``: what the caller reads the output as (the monitor: ``FACE_CLASSES``);
         the manifest must list the same. ``check_down``: also check the detector's tile
         boxes with the face-down check (``faces_down`` in the manifest); ``read_backs``: its face-up
         boxes too (False: only the face-down ones, as before 2026-12-02; for benchmarks);
         ``check_pips``: a tile crop that shows no pips keeps no face (False: as before
-        2026-12-03; for benchmarks)."""
+        2026-12-03; for benchmarks); ``read_dice``: dice are read by the die reader (``dice``)
+        when the manifest lists one (False: by the face reader, as before 2026-12-05)."""
         self.model = _classifier("faces", classes, threads, models_dir)
+        self.dice = (
+            _classifier("dice", DIE_CLASSES, threads, models_dir)
+            if read_dice and "dice" in load_manifest(models_dir)
+            else None
+        )
         self.down_check = (
             _classifier("faces_down", DOWN_CHECK_CLASSES, threads, models_dir)
             if check_down
@@ -73,14 +82,13 @@ class FaceReader:
         crops = np.stack([crop_square(image, detections.xyxy[i], FACE_INPUT_PX) for i in want])
         kind = detections.class_id[want]
         read = np.flatnonzero(kind != TILE_DOWN)
-        if len(read):
-            probs = self.probs(crops[read])
-            face[want[read]], conf[want[read]] = probs.argmax(axis=1), probs.max(axis=1)
-            dice = kind[read] == DIE
-            if dice.any():  # a die reads a value or die_tipped, never a tile
-                face[want[read[dice]]], conf[want[read[dice]]] = die_choice(probs[dice])
-            tiles = read[kind[read] == TILE_UP]
-            if self.read_backs and len(tiles):
+        tiles, dice = read[kind[read] == TILE_UP], read[kind[read] == DIE]
+        if len(dice):  # a die reads a value or die_tipped, never a tile
+            face[want[dice]], conf[want[dice]] = die_choice(self.die_probs(crops[dice]))
+        if len(tiles):
+            probs = self.probs(crops[tiles])
+            face[want[tiles]], conf[want[tiles]] = probs.argmax(axis=1), probs.max(axis=1)
+            if self.read_backs:
                 backs = want[tiles[read_as_back(self.probs(crops[tiles], self.down_check))]]
                 face[backs], conf[backs] = -1, 0.0
             faced = tiles[face[want[tiles]] >= 0]  # a back already read so needs no pips
@@ -95,6 +103,24 @@ class FaceReader:
             rows = want[down[turned]]
             class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
         return detections.with_faces(face, conf, class_id)
+
+    def die_probs(self, crops: np.ndarray) -> np.ndarray:
+        """Die crops -> probabilities over ``FACE_CLASSES`` (a die reader's seven classes are
+        the first seven; tiles get none)."""
+        if self.dice is None:
+            return self.probs(crops)
+        probs = np.zeros((len(crops), len(FACE_CLASSES)), np.float32)
+        probs[:, : len(DIE_CLASSES)] = self.probs(crops, self.dice)
+        return probs
+
+    def crop_probs(self, crops: np.ndarray, is_die: np.ndarray) -> np.ndarray:
+        """Probabilities over ``FACE_CLASSES`` of crops of tiles and dice (``is_die``), each
+        kind read by the model the monitor reads it with."""
+        probs = np.zeros((len(crops), len(self.model.entry["classes"])), np.float32)
+        for rows, read in ((is_die, self.die_probs), (~is_die, self.probs)):
+            if rows.any():
+                probs[rows] = read(crops[rows])
+        return probs
 
     def probs(self, crops: np.ndarray, model: OnnxModel | None = None) -> np.ndarray:
         """``crops (N, S, S, 3)`` uint8 BGR -> class probabilities ``(N, classes)`` of the face

@@ -60,6 +60,8 @@ BACK_MIN_PROBABILITY = 0.9
 # 10, 62-83% of backs did (the rest: backs beside other tiles, whose corners look like pips).
 PIP_MIN_EVIDENCE = 10.0
 PIP_SIGMA = 2.0  # blob scale in crop px: a pip is about 4 px across on a 96 px crop
+# The die reader's classes (manifest ``dice``): FACE_CLASSES' first seven, in the same order.
+DIE_CLASSES = FACE_CLASSES[: FACE_CLASSES.index(DIE_TIPPED) + 1]
 DIE_VALUE_CLASSES = np.array([FACE_CLASSES.index(f"die_{v}") for v in range(1, 7)])
 FACE_INPUT_PX = 96
 CROP_MARGIN = 0.12  # fraction of the box's long side added around it

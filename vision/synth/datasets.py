@@ -113,19 +113,23 @@ def detector_split(
     return n
 
 
-def face_split(stills: Path, out: Path, split: str, rng: np.random.Generator) -> int:
-    """Face-reader crops (ultralytics classify layout: ``faces/<split>/<class>/*.png``)."""
+def face_split(
+    stills: Path, out: Path, split: str, rng: np.random.Generator, prefix: str = ""
+) -> int:
+    """Face-reader crops (ultralytics classify layout: ``faces/<split>/<class>/*.png``) of the
+    classes whose name starts with ``prefix`` (``"die_"``: the die reader's)."""
     rows = [
         json.loads(line) for line in (stills / "truth" / f"{split}.jsonl").read_text().splitlines()
     ]
     for cls in FACE_CLASSES:
-        (out / "faces" / split / cls).mkdir(parents=True, exist_ok=True)
+        if cls.startswith(prefix):
+            (out / "faces" / split / cls).mkdir(parents=True, exist_ok=True)
     n = 0
     for row in tqdm(rows, desc=f"faces {split}", unit="img", disable=None):
         image = cv2.imread(str(next((stills / "images" / split).glob(f"{row['image']}.*"))))
         for obj in row["objects"]:
             cls = face_class(obj)
-            if cls is None:
+            if cls is None or not cls.startswith(prefix):
                 continue
             box = jitter_box(obj["xyxy"], rng) if split == "train" else obj["xyxy"]
             crop = crop_square(image, box)

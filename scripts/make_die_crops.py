@@ -1,0 +1,111 @@
+"""Training crops for the die reader (``models/dice.onnx``: die_1 .. die_6, die_tipped), a
+classifier of its own, so that reading a die never trades against reading a tile.
+
+    python scripts/make_die_crops.py --out /tmp/paigow_dice --stills 3000
+    python scripts/weights_from_onnx.py faces --out /tmp/paigow_dice/faces_start.pt \\
+        --calibrate /tmp/paigow_dice/faces/train
+    python scripts/train.py datasets/recipes/train_dice.yaml
+    python scripts/export.py dice .cache/runs/dice/weights/best.pt
+
+Data: stills of the training look and the six training families (never a held-out
+one; ``datasets/recipes/looks/families.yaml``), each scene's dice of a design drawn for it
+(dice style ``varied``), turned into the table view the monitor fits (``scripts/view_stills.py``)
+and cut as the monitor cuts a die (``vision.faces.crop_square`` around a jittered box); plus the
+real dice photographs' train part (``scripts/real_dice.py --training-crops``; the check part is
+never trained on). Seeds: train range from seed index ``--stills-seed`` (one per job), val range
+seed indices 0-6. Training: ``datasets/recipes/train_dice.yaml`` (the face reader's features,
+a new 7-class head).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+from vision.faces import DIE_CLASSES
+from vision.synth.datasets import face_split
+
+ROOT = Path(__file__).resolve().parents[1]
+LOOKS = (
+    "training",
+    "arc_green",
+    "row_blue_720p",
+    "dealer_side_slate",
+    "compact_close_petrol",
+    "purple_spots",
+    "black_gold_row_dealer",
+)
+REAL_SIZES = ("9", "12", "16", "20", "24")  # px of a real die's top face (scripts/real_dice.py)
+
+
+def render_job(job: tuple[int, int, str, str, str, float]) -> int:
+    """``n`` stills of ``look`` (seed index ``seed``) turned into their table view, their die
+    crops written under ``out/faces/<split>/``; returns the stills rendered."""
+    n, seed, split, out, look, tipped_prob = job
+    from vision.synth.config import randomisation, widened
+    from vision.synth.stills import make_stills
+
+    work = Path(out) / "work"
+    stills, viewed = work / f"stills_{split}_{seed}_{look}", work / f"viewed_{split}_{seed}_{look}"
+    make_stills(n, stills, split, seed, widened(randomisation(look), True, tipped_prob))
+    view = [sys.executable, str(ROOT / "scripts" / "view_stills.py"), "--splits", split]
+    subprocess.run([*view, "--stills", str(stills), "--out", str(viewed)], check=True)
+    face_split(viewed, Path(out), split, np.random.default_rng(seed), prefix="die_")
+    shutil.rmtree(stills)
+    shutil.rmtree(viewed)
+    return n
+
+
+def make(args: argparse.Namespace) -> int:
+    t0, out = time.perf_counter(), args.out.resolve()
+    if out == ROOT or ROOT in out.parents:
+        print(f"train_dice: {args.out}: must be outside the repository (real photographs)")
+        return 2
+    per_job = -(-args.stills // (len(args.looks) * args.jobs_per_look))
+    jobs = [
+        (per_job, args.stills_seed + k, "train", str(out), look, args.tipped_prob)
+        for k, look in enumerate(args.looks * args.jobs_per_look)
+    ]
+    jobs += [
+        (args.val_stills, k, "val", str(out), look, args.tipped_prob)
+        for k, look in enumerate(args.looks)
+    ]
+    with ProcessPoolExecutor(args.workers) as pool:
+        stills = sum(pool.map(render_job, jobs))
+    if not args.no_real:
+        real = [sys.executable, str(ROOT / "scripts" / "real_dice.py"), "--part", "train"]
+        real += ["--training-crops", str(out / "faces" / "train"), "--jitters", "1"]
+        subprocess.run([*real, "--sizes", *REAL_SIZES], check=True)
+    shutil.rmtree(out / "work", ignore_errors=True)
+    counts = {
+        split: {c: len(list((out / "faces" / split / c).glob("*.*"))) for c in DIE_CLASSES}
+        for split in ("train", "val")
+    }
+    print(f"{stills} stills, die crops {counts}, {time.perf_counter() - t0:.0f} s")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--out", type=Path, required=True, help="outside the repository")
+    p.add_argument("--stills", type=int, default=3000)
+    p.add_argument("--stills-seed", type=int, default=60, help="first seed index (train range)")
+    p.add_argument("--val-stills", type=int, default=30, help="per look")
+    p.add_argument("--looks", nargs="+", default=list(LOOKS))
+    p.add_argument("--jobs-per-look", type=int, default=2)
+    p.add_argument("--tipped-prob", type=float, default=0.2, help="scenes with a tipped die")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    p.add_argument("--no-real", action="store_true", help="without the real photographs")
+    return make(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
