@@ -3,14 +3,15 @@
     python scripts/export.py detector .cache/runs/detector/weights/best.pt
     python scripts/export.py faces .cache/runs/faces/weights/best.pt
     python scripts/export.py faces_down .cache/faces_down/runs/faces_down/weights/best.pt
-    python scripts/export.py dice /tmp/dice_run/dice_best.pt
+    python scripts/export.py dice .cache/runs/dice/weights/best.pt
 
 The detector is exported with batch 1 and a free input height and width (multiples of 32): the
 whole scaled frame (960x544, the manifest's ``input_wh``) for a full detection, and regions of it
 for the motion-gated detector (:mod:`vision.gating`, ``Detector.detect_region``); on the whole
-frame it gives the same output as a fixed 960x544 export. The face reader (and the die reader,
-``scripts/train_dice.py``) is exported with a dynamic batch of 96x96 crops. The export runs on a temporary copy of the weights, so nothing is
-written beside them. Metrics for the model cards come from ``scripts/evaluate_models.py``.
+frame it gives the same output as a fixed 960x544 export. The face reader and the die reader
+(``datasets/recipes/train_dice.yaml``) are exported with a dynamic batch of 96x96 crops. The
+export runs on a temporary copy of the weights, so nothing is written beside them. Metrics for
+the model cards come from ``scripts/evaluate_models.py``.
 """
 
 from __future__ import annotations
