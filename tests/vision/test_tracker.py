@@ -20,7 +20,7 @@ from pipeline.layout import layout_from_scenario
 from vision.faces import FACE_CLASSES
 from vision.tracking.config import TrackerConfig
 from vision.tracking.tracker import Tracker
-from vision.types import CHIP, HAND, TILE_DOWN, TILE_UP, Detections
+from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Detections
 
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = ROOT / "tests" / "golden" / "tracking.json"
@@ -247,6 +247,13 @@ def test_hands_expire_and_weak_detections_only_continue_tracks():
     tracker.update(dets([[0, 0, 50, 50]], [HAND]), 0)
     assert tracker.update(Detections(), 3) == []
     assert tracker.update(dets([tile(0)], [TILE_DOWN], confidence=0.3), 4) == []
+
+
+def test_a_die_starts_a_track_from_its_own_confidence():
+    die = dets([[0, 0, 10, 10], tile(40)], [DIE, TILE_DOWN], confidence=0.45)
+    assert Tracker().update(die, 0) == []  # both under the 0.5 a track starts from
+    tracks = Tracker(TrackerConfig(die_high_confidence=0.4)).update(die, 0)
+    assert [t.kind for t in tracks] == ["die"]  # the tile still needs 0.5
 
 
 def test_zone_is_filled_from_the_layout():

@@ -11,6 +11,9 @@ class TrackerConfig:
 
     # ByteTrack split: higher trusts fewer detections in stage 1, leaving more to stage 2.
     high_confidence: float = 0.5
+    # ...for dice: a die this sure or more may start a track (a die is small, so found less
+    # surely than a tile; lower finds dice on unlearnt felts, admits more printed dice)
+    die_high_confidence: float = 0.5
     # Detections below this are ignored; lower rescues faint tiles, admits more clutter.
     low_confidence: float = 0.1
     # A tile boxed both face up and face down (the detector's overlap suppression is per

@@ -74,8 +74,9 @@ class Tracker:
         was_seen = {self._tracks[i].track_id for i in recent}
         predicted = matcher.predicted_boxes()
         valid = one_box_per_tile(dets, np.flatnonzero(dets.confidence >= cfg.low_confidence), cfg)
-        high = valid[dets.confidence[valid] >= cfg.high_confidence]
-        low = valid[dets.confidence[valid] < cfg.high_confidence]
+        floor = np.where(dets.class_id == DIE, cfg.die_high_confidence, cfg.high_confidence)
+        high = valid[dets.confidence[valid] >= floor[valid]]
+        low = valid[dets.confidence[valid] < floor[valid]]
         # Lost tracks take part in stage 1: on a still table, a tile seen again where it was is
         # better evidence than a neighbour's track that lost its own detection.
         every = np.arange(len(self._tracks))
