@@ -176,6 +176,24 @@ def test_a_die_read_tipped_has_no_value_and_dice_have_their_own_threshold():
     assert track.die_value == 4
 
 
+def test_a_die_read_now_tipped_now_flat_is_not_tipped():
+    """A flat die the reader doubts flips between its value and die_tipped: not tipped (no
+    dice_not_flat on a guess); one read tipped frame after frame is, once the window is full."""
+    tipped, two = FACE_CLASSES.index("die_tipped"), FACE_CLASSES.index("die_2")
+    cfg = TrackerConfig()
+    box, tracker = [[0, 0, 8, 8]], Tracker(cfg)
+    for f in range(24):  # tipped twice in three frames
+        face = two if f % 3 == 2 else tipped
+        [track] = tracker.update(dets(box, [3]).with_faces(np.array([face]), np.array([0.9])), f)
+        assert track.face != "die_tipped", f
+    tracker = Tracker(cfg)
+    faces = []
+    for f in range(cfg.die_window_frames):
+        d = dets(box, [3]).with_faces(np.array([tipped]), np.array([0.95]))
+        faces.append(tracker.update(d, f)[0].face)
+    assert faces[-1] == "die_tipped" and faces[0] != "die_tipped"
+
+
 def test_a_33rd_tile_reuses_the_best_lost_track():
     tracker = Tracker(TrackerConfig(max_tiles=4))
     tracker.update(dets([tile(x) for x in (0, 100, 200, 300)], [TILE_DOWN] * 4), 0)
