@@ -24,12 +24,14 @@ RECIPES = {
     ],
     "faces": ["datasets/recipes/train_gpu.yaml"],
     "faces_down": ["datasets/recipes/train_gpu.yaml", "datasets/recipes/train_faces_down.yaml"],
+    "dice": ["datasets/recipes/train_gpu.yaml", "datasets/recipes/train_dice.yaml"],
 }
 GPU_RECIPE = "datasets/recipes/train_gpu.yaml"
 WHERE = {  # where each recipe ran
     "datasets/recipes/train_detector.yaml": "CPU, 2 cores",
     "datasets/recipes/train_detector_finetune.yaml": "CPU, 2 cores",
     "datasets/recipes/train_faces_down.yaml": "CPU, 2 cores",
+    "datasets/recipes/train_dice.yaml": "CPU, 2 cores",
     GPU_RECIPE: "one NVIDIA H200, `scripts/train_gpu.py run`",
 }
 DATA = """Data: `paigow synth stills` (recipe `datasets/recipes/stills.yaml`): train 800 scenes
@@ -318,13 +320,59 @@ def _down_check(name: str, manifest: dict) -> list[str]:
     ]
 
 
+def _die_reader(name: str, manifest: dict) -> list[str]:
+    """Lines on the die reader trained from ``name``'s features (``train_dice.yaml``)."""
+    entry = manifest.get("dice")
+    real_path = MODELS / "metrics_real_dice.json"
+    if name != "faces" or entry is None or not real_path.exists():
+        return []
+    trained, _ = _stage(RECIPES["dice"][1], "dice")
+    real = json.loads(real_path.read_text())
+    rows = [
+        f"| {size} | {f['n']} | {f['right']} | {f['wrong']} | {f['unread']} | {f['tipped']} | "
+        f"{f['accuracy']:.4f} |"
+        for size, f in real["sizes"].items()
+    ]
+    return [
+        f"## Die reader: `{entry['file']}`",
+        "",
+        f"The monitor's `FaceReader` reads dice with a model of their own, `{entry['file']}` "
+        f"(manifest entry `dice`, {len(entry['classes'])} classes: {', '.join(entry['classes'])}"
+        "), so that reading dice of many designs never trades against reading tiles; it reads "
+        "as the face reader did (`vision.faces.die_choice`: die_tipped at 0.7 or more, else the "
+        "most probable value). The dice rows of the tables above are the face reader's (measured "
+        "before the die reader shipped); the die reader's own are below and in "
+        "`docs/measurements.md` (2026-12-05). "
+        "Architecture and input as above: the face reader's features (`scripts/weights_from_"
+        "onnx.py faces --calibrate`) under a new head. Data (`scripts/make_die_crops.py`, "
+        "recipe `datasets/recipes/train_dice.yaml`): die crops of 3,220 stills of the training "
+        "look and the six training families, each scene's dice of a design drawn for it "
+        "(`varied`: white, ivory, red, green, blue, black and yellow bodies, dark, white or "
+        "coloured pips), a tipped die in one scene in 5, every still turned into its table "
+        "view; and the real dice photographs' train part at 9-24 px (the check part below is "
+        "never trained on); no held-out family. "
+        f"Training: {trained}. sha256 `{entry['sha256']}`.",
+        "",
+        f"Real dice photographs, check part (`python scripts/real_dice.py --out "
+        f"models/metrics_real_dice.json`: {real['split']['check']} photographs, "
+        f"{real['dice']} dice, each photograph shrunk so the die spans the size; right = the "
+        f"label's value at {real['min_die_confidence']} or more):",
+        "",
+        "| die px | n | right | wrong | unread | tipped | accuracy |",
+        "|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ]
+
+
 def main() -> int:
     manifest = json.loads((MODELS / "manifest.json").read_text())
     metrics = json.loads((MODELS / "metrics.json").read_text())
     for name, entry in manifest.items():
-        if "quantized_from" in entry or name == "faces_down":  # in its source's card
+        if "quantized_from" in entry or name in ("faces_down", "dice"):  # in its source's card
             continue
         runtime = _runtime_files(name, manifest, metrics) + _down_check(name, manifest)
+        runtime += _die_reader(name, manifest)
         text = card(name, entry, metrics) + "\n".join(["", *runtime])
         (MODELS / f"{name}.md").write_text(text)
         print(f"wrote models/{name}.md")

@@ -56,11 +56,13 @@ class TrackerConfig:
     die_window_frames: int = 8
     # ...and its value is known only while one value holds this share of the window.
     die_majority: float = 0.6
-    # A die is tipped only while die_tipped holds this share of a full window: a flat die the
-    # reader doubts (dim, noisy, at an angle) flips between its value and die_tipped, a
-    # tipped one reads tipped frame after frame (the demo's: every frame). Lower calls
-    # doubted flat dice tipped (dice_not_flat on a guess); higher needs a steadier view.
-    die_tipped_majority: float = 0.8
+    # A die is tipped only while die_tipped holds this share of its window, read at least
+    # die_tipped_min_reads times: a flat die the reader doubts (dim, noisy, at an angle)
+    # flips between its value and die_tipped, a tipped one reads tipped frame after frame
+    # (the demo's: every frame). Lower calls doubted flat dice tipped (dice_not_flat on a
+    # guess); higher needs a steadier view, and more reads a later alert.
+    die_tipped_majority: float = 0.85
+    die_tipped_min_reads: int = 3
     # Tiles on the table: a detection that would make one more tile track re-uses a lost one.
     max_tiles: int = 32
     # A tile beyond max_tiles takes a lost tile track only if lost this many frames: higher

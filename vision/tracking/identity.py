@@ -25,8 +25,9 @@ TIPPED = FACE_CLASSES.index(DIE_TIPPED)  # the reader's class for a die not lyin
 def read_die(t: TrackState, face: int, face_confidence: float, config: TrackerConfig) -> None:
     """Add a die's reading this frame to its window; its value is known only while one value
     holds ``die_majority`` of the window, and it is tipped only while die_tipped holds
-    ``die_tipped_majority`` of a full window (a flat die the reader doubts flips between its
-    value and die_tipped; a tipped die reads tipped frame after frame)."""
+    ``die_tipped_majority`` of it, read ``die_tipped_min_reads`` times or more (a flat die the
+    reader doubts flips between its value and die_tipped; a tipped die reads tipped frame
+    after frame)."""
     sure = is_die_value(face) and face_confidence >= config.min_die_confidence
     t.die_reads.append(face if sure or face == TIPPED else -1)  # tipped: die_choice is sure
     while len(t.die_reads) > config.die_window_frames:
@@ -34,7 +35,10 @@ def read_die(t: TrackState, face: int, face_confidence: float, config: TrackerCo
     values = Counter(v for v in t.die_reads if v >= 0)
     best = values.most_common(1)
     if best and best[0][0] == TIPPED:
-        held = best[0][1] >= config.die_tipped_majority * config.die_window_frames
+        reads = len(t.die_reads)
+        held = reads >= config.die_tipped_min_reads and (
+            best[0][1] >= config.die_tipped_majority * reads
+        )
     else:
         held = best and best[0][1] >= config.die_majority * len(t.die_reads)
     t.face_votes = {best[0][0]: 1.0} if held else {}
