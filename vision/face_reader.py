@@ -109,7 +109,7 @@ class FaceReader:
         the first seven; tiles get none)."""
         if self.dice is None:
             return self.probs(crops)
-        probs = np.zeros((len(crops), len(FACE_CLASSES)), np.float32)
+        probs = np.zeros((len(crops), len(self.model.entry["classes"])), np.float32)
         probs[:, : len(DIE_CLASSES)] = self.probs(crops, self.dice)
         return probs
 
