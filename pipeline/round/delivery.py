@@ -23,7 +23,7 @@ __all__ = ["delivery"]
 WOODPILE = "woodpile"
 
 
-def _arrivals(view: FrameView, memory: RoundMemory) -> list[ZoneMove]:
+def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[ZoneMove]:
     """Tiles coming to rest in a box from outside the boxes, between the woodpile and the end
     of the delivery. A tile's path from the woodpile is not always seen (a stack carries
     hidden tiles; the tracker may find a tile again under an id last seen elsewhere).
@@ -31,14 +31,28 @@ def _arrivals(view: FrameView, memory: RoundMemory) -> list[ZoneMove]:
     A tile that comes to rest in a box not yet served from another box is an arrival too: a
     stack carried over a box already served (to the near row of a two-row table) takes the
     identity of the stack lying there, and the carried one's id lands in the served box (it
-    joins that box's group). Tiles do not pass from box to box in a deal."""
+    joins that box's group). Tiles do not pass from box to box in a deal.
+
+    While bets are open (no "no more bets" yet, no group dealt) the deal has not begun: only
+    a tile carried from the woodpile (resting there ``deal_carry_s`` before) begins it. A tile
+    that appears in a box from nowhere then is a player's hand over the box read as a tile,
+    or a track lost long ago found again there (doubt, not a delivery)."""
     if memory.delivery_done or not Phase.WOODPILE.order <= memory.phase.order:
         return []
+    memory.woodpile_tiles.update(
+        (t.track_id, view.time_s)
+        for t in view.resting_in(WOODPILE)
+        if t.last_seen_frame == view.frame and t.zone == WOODPILE
+    )
     served = _served(memory)
+    begun = memory.no_more_bets or bool(served or memory.groups)
 
     def arrives(m: ZoneMove) -> bool:
         box, came_from = box_of(m.after), box_of(m.before)
         if not box or view.tracks[m.track_id].kind != "tile":
+            return False
+        left_s = memory.woodpile_tiles.get(m.track_id)
+        if not begun and (left_s is None or m.time_s - left_s > cfg.deal_carry_s):
             return False
         if came_from is None:
             return m.track_id not in memory.delivered
@@ -81,7 +95,7 @@ def delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tab
     """Tiles coming to rest in a box form groups, in order of arrival; tiles appearing later
     in a box already served join its group."""
     events: list[TableEvent] = []
-    moves, assumed = _in_order(_arrivals(view, memory), memory)
+    moves, assumed = _in_order(_arrivals(view, memory, cfg), memory)
     for move in moves:
         box = box_of(move.after) or 0
         events += memory.advance(Phase.DELIVERY, move.frame, move.time_s)

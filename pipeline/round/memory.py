@@ -83,6 +83,10 @@ class RoundConfig:
     # is not of the throw; lower: a die found late by the detector leaves the throw unread
     group_gap_s: float = 0.3  # tiles arriving in a box this close together form one group;
     # higher: staggered arrivals join up, but two quick groups to one box merge
+    deal_carry_s: float = 2.0  # before bets close, a tile arriving in a box begins the deal
+    # only if it rested in the woodpile this long before; higher: a track lost long ago and
+    # found again in a box (a player's hand read as a tile) may begin a deal, lower: a stack
+    # carried slowly to a far box does not
     delivery_quiet_s: float = 0.6  # no tile seen in the woodpile and none arriving in a box
     # this long ends the delivery; the tile counts are taken then, after the dealer spreads
     # each box's stack (tiles appearing in a box already served join its group). Higher: a
@@ -159,6 +163,7 @@ class RoundMemory:
     # "no more bets": stacks beyond it were never sure, so their going is no wager taken
     chips_sure: dict[int, int] = field(default_factory=dict)
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
+    reaching_s: float = float("-inf")  # a hand last seen over a box while bets were open
     throw: Throw | None = None
     dice_since: dict[int, float] = field(default_factory=dict)  # die id -> first seen in the
     # dice area (time)
@@ -170,6 +175,8 @@ class RoundMemory:
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
     order_unseen: set[int] = field(default_factory=set)  # boxes whose group's place is assumed
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
+    # tile id -> last time seen resting in the woodpile (from the woodpile phase on)
+    woodpile_tiles: dict[int, float] = field(default_factory=dict)
     hands: dict[int, list[int]] = field(default_factory=dict)  # box -> track ids
     delivery_done: bool = False
     collected: set[int] = field(default_factory=set)

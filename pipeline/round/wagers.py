@@ -209,12 +209,16 @@ def call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list
 
 
 def no_more_bets(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """The quiet rule: wagers down, woodpile built, no change for ``no_more_bets_quiet_s``."""
+    """The quiet rule: wagers down, woodpile built, no change and no hand over a box for
+    ``no_more_bets_quiet_s`` (a player still reaching into a box is still betting: chips set
+    down under the hand are seen only once it lifts)."""
     quiet_s = cfg.no_more_bets_quiet_s
     if memory.no_more_bets or quiet_s is None or memory.phase is not Phase.WAGERS:
         return []
+    if any(not memory.chips.get(box) for box in covered_boxes(view, memory, cfg)):
+        memory.reaching_s = view.time_s
     if not memory.wagers_placed or memory.last_wager_s is None:
         return []
-    if view.time_s - memory.last_wager_s < quiet_s:
+    if view.time_s - max(memory.last_wager_s, memory.reaching_s) < quiet_s:
         return []
     return call_no_more_bets(view, memory, "quiet")

@@ -316,6 +316,34 @@ def test_five_and_three_is_reported_as_delivered():
     assert [(g.box, g.tile_count) for g in table.of(GroupDelivered)] == [(2, 5), (3, 3)]
 
 
+def test_a_tile_from_nowhere_in_a_box_while_bets_are_open_begins_no_deal():
+    """A player's hand over box 8, placing a wager, read as a tile (teal_dim, session 24): a
+    tile track lost long ago was found again there. The deal had not begun (no "no more
+    bets", no group): only a tile carried from the woodpile begins it. Once the dice call
+    the bets closed, the deal is read from the first box."""
+    table = woodpile_table()
+    table.drop(31)  # a tile lost from the woodpile (it rested there)...
+    table.step(int(2.5 * FPS))  # ...longer ago than deal_carry_s
+    table.put(tile(31, (300.0 + 40 * 8, 200.0), "box_8"), tile(200, (300.0, 220.0), "box_1"))
+    table.step(4)  # and the lost track, and a track never seen before, appear in boxes
+    assert not table.of(GroupDelivered) and table.state.phase is Phase.WAGERS
+    table.drop(31, 200)
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    for k, box in enumerate(delivery_order(3)[:2]):
+        deliver(table, box, range(4 * k, 4 * k + 4))
+    assert [g.box for g in table.of(GroupDelivered)] == [3, 4]
+
+
+def test_a_tile_carried_from_the_woodpile_begins_the_deal_before_bets_close():
+    table = woodpile_table()
+    table.drop(0)  # lifted from the woodpile: carried for a second, unseen
+    table.step(FPS)
+    deliver(table, 5, [0])
+    table.step(3)
+    assert [(g.box, g.tile_count) for g in table.of(GroupDelivered)] == [(5, 1)]
+
+
 def test_tiles_carried_over_other_zones_arrive_where_they_rest():
     table = woodpile_table()
     table.put(*(tile(i, (250.0, 120.0), "banker_wager") for i in range(4)))  # in transit
@@ -409,6 +437,32 @@ def test_a_doubtful_chip_in_the_banker_area_makes_no_player_banker():
 def hand(tid: int, xy, zone: str | None = None) -> Track:
     x, y = xy
     return Track(tid, (x - 15, y - 15, x + 15, y + 15), HAND, None, None, None, zone, 10, 0)
+
+
+def test_a_player_reaching_into_a_box_without_a_wager_keeps_the_bets_open():
+    """Players still reaching into their boxes are still betting: chips set down under a
+    hand are seen once it lifts (two_rows_wine, session 24). A hand over a box that holds a
+    wager already does not hold the bets open (a late wager there is judged)."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(2)
+    table.put(hand(900, (420.0, 300.0), "box_3"))  # reaching into box 3, no wager there yet
+    table.step(8)
+    assert not table.of(NoMoreBets)
+    table.drop(900)
+    table.put(chip(101, "box_3", (420.0, 300.0)))
+    table.step(8)
+    assert [(w.box, w.after_no_more_bets) for w in table.of(WagerChanged)] == [
+        (2, False),
+        (3, False),
+    ]
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    quiet = woodpile_table(no_more_bets_quiet_s=0.8)
+    quiet.put(chip(100, "box_2"))
+    quiet.step(2)
+    quiet.put(hand(900, (30.0, 20.0), "box_2"))  # over a box with a wager: not held open
+    quiet.step(6)
+    assert [e.reason for e in quiet.of(NoMoreBets)] == ["quiet"]
 
 
 def test_chips_under_a_hand_are_unknown_not_gone():
