@@ -4,7 +4,8 @@
 - **delivery**: tiles coming to rest in a box from outside the boxes; arrivals at one box
   within ``group_gap_s`` form one group, and tiles appearing later in a box already served
   (a stack spread out) join its group. The woodpile seen empty and no arrival for
-  ``delivery_quiet_s`` ends the delivery; DeliveryDone carries the final counts. Groups that
+  ``delivery_quiet_s`` (``delivery_short_quiet_s`` while fewer than eight boxes are served)
+  ends the delivery; DeliveryDone carries the final counts. Groups that
   appear in several boxes at once (the camera was blind, or the dealer's arm lay over them,
   while they were dealt) are put in counter-clockwise order and flagged
   ``order_seen=False``; in DeliveryDone each such group takes the place a counter-clockwise
@@ -123,7 +124,9 @@ def delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tab
 
 
 def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """The woodpile seen empty and no tile arriving for ``delivery_quiet_s``: done."""
+    """The woodpile seen empty and no tile arriving for ``delivery_quiet_s``: done; with fewer
+    than eight boxes served, for ``delivery_short_quiet_s`` (the last stack, lifted from the
+    emptied woodpile, is carried to a far box, and comes to rest there a moment later)."""
     if memory.delivery_done or memory.group or not memory.groups:
         return []
     if any(t.last_seen_frame == view.frame for t in view.resting_in(WOODPILE)):
@@ -131,7 +134,10 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
         return []
     if memory.delivery_quiet_since_s is None:
         memory.delivery_quiet_since_s = view.time_s
-    if view.time_s - memory.delivery_quiet_since_s < cfg.delivery_quiet_s:
+    quiet_s = cfg.delivery_quiet_s
+    if len(_served(memory)) < BOX_COUNT:  # a stack may still be on its way to a far box
+        quiet_s = max(quiet_s, cfg.delivery_short_quiet_s)
+    if view.time_s - memory.delivery_quiet_since_s < quiet_s:
         return []
     memory.delivery_done = True
     memory.recount(

@@ -91,6 +91,9 @@ class RoundConfig:
     # this long ends the delivery; the tile counts are taken then, after the dealer spreads
     # each box's stack (tiles appearing in a box already served join its group). Higher: a
     # hand hiding the last stacks is not taken for an empty woodpile, later DeliveryDone
+    delivery_short_quiet_s: float = 2.0  # the same quiet while fewer than eight boxes are
+    # served (the last stack is carried from the emptied woodpile to a far box); higher: a
+    # short deal (a box skipped) is judged later, lower: the last group is missed
     settle_quiet_s: float = 1.0  # no chip moving this long in settlement: the wagered boxes
     # not yet settled were pushes; higher: fewer slow payouts taken for pushes, later pushes
     pair_gap_ratio: float = 1.6  # middle gap / outer gaps of four tiles set as two pairs

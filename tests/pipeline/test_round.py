@@ -257,6 +257,25 @@ def test_delivery_in_order_with_groups_and_counts():
     assert table.state.hands[3] == (0, 1, 2, 3)
 
 
+def test_the_last_stack_carried_to_a_far_box_after_the_woodpile_empties_is_counted():
+    """Two-row table (two_rows_wine, session 24): the last stack leaves the woodpile, which is
+    then seen empty, and comes to rest in box 2 a second later, longer than delivery_quiet_s.
+    With seven boxes served the deal is not done yet."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    order = delivery_order(3)  # 3, 4, 5, 6, 7, 8, 1, 2
+    for k, box in enumerate(order[:-1]):
+        deliver(table, box, range(4 * k, 4 * k + 4))
+    table.drop(*range(28, 32))  # lifted: the woodpile is empty
+    table.step(FPS)  # carried for a second
+    assert not table.of(DeliveryDone)
+    deliver(table, 2, range(28, 32))
+    table.step(4)
+    (done,) = table.of(DeliveryDone)
+    assert done.boxes == tuple(order) and done.tile_counts == (4,) * 8
+
+
 def test_groups_whose_order_was_not_seen_take_their_counter_clockwise_place():
     """The dealer's arm lies over box 4 while it is served and over the next boxes: its group
     is seen only when the arm lifts, with box 8's, in one frame (two-row table, session 16).
