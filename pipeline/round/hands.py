@@ -94,15 +94,48 @@ def _set(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     return events
 
 
-def _merged_boxes(view: FrameView, memory: RoundMemory) -> dict[frozenset[int], list[int]]:
+def _merged_boxes(
+    view: FrameView, memory: RoundMemory, cfg: RoundConfig
+) -> dict[frozenset[int], list[int]]:
     """Boxes whose hands lie together in one box (at least ``MIXED_MIN_TILES`` tiles of each:
     one tile the tracker swapped is not a mixing), with the unknown tiles found among them.
     The box must hold more tiles than one hand: four tiles whose ids come from two hands are
     the tracker swapping ids between neighbouring boxes (players' arms over them), not hands
-    put together."""
+    put together.
+
+    A delivered tile not seen now lies where it was last seen (tiles do not vanish): a hand
+    set down over another is seen as four or five tiles, the ones beneath hidden, each seen
+    in that box for a moment as it came. It counts there while its own box shows fewer than
+    four of its hand's tiles (the hand left its box), once hidden for ``hidden_tile_hold_s``
+    (a tile carried over a box in the dealer's hand is seen again elsewhere sooner)."""
+    for t in view.of_kind("tile"):
+        if t.last_seen_frame == view.frame and t.zone:
+            memory.last_zone[t.track_id] = (t.zone, view.time_s)
+    shown = Counter(
+        memory.delivered[t.track_id]
+        for t in view.of_kind("tile")
+        if t.last_seen_frame == view.frame
+        and t.track_id in memory.delivered
+        and t.zone == f"box_{memory.delivered[t.track_id]}"
+    )
+    hidden = [
+        i
+        for i, box in memory.delivered.items()
+        if (i not in view.tracks or view.tracks[i].last_seen_frame != view.frame)
+        and shown[box] < HAND_TILES
+        and box not in memory.collected
+    ]
     found: dict[frozenset[int], list[int]] = {}
     for zone_box in range(1, BOX_COUNT + 1):
-        ids = [t.track_id for t in _seen_in(view, f"box_{zone_box}")]
+        zone = f"box_{zone_box}"
+        ids = [t.track_id for t in _seen_in(view, zone)]
+        ids += [
+            i
+            for i in hidden
+            if (last := memory.last_zone.get(i))
+            and last[0] == zone
+            and view.time_s - last[1] >= cfg.hidden_tile_hold_s
+        ]
         if len(ids) <= HAND_TILES:
             continue
         origins = Counter(memory.delivered[i] for i in ids if i in memory.delivered)
@@ -116,7 +149,7 @@ def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     """Tiles of two hands lying together: HandsMerged once per episode."""
     if not memory.delivery_done:
         return []
-    found = _merged_boxes(view, memory)
+    found = _merged_boxes(view, memory, cfg)
     events: list[TableEvent] = []
     for boxes, unknown in found.items():
         if boxes in memory.merges:

@@ -57,7 +57,8 @@ class RoundConfig:
     # three of its tiles seen face up and still in its box and the fourth unseen this long is
     # exposed, the hidden tile's face unknown (it lies under another, or the detector misses
     # it); higher: a tile hidden a moment under the dealer's hand as it turns is waited for
-    # longer, lower: the hand's exposure (its settlement) comes sooner
+    # longer, lower: the hand's exposure (its settlement) comes sooner. A delivered tile
+    # hidden this long lies where it was last seen (hands_mixed)
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
     # higher: fewer misread frames taken for exposures, later exposure events
     wash_min_tiles: int = 16  # face-down tiles in the work area for a wash between rounds (in
@@ -178,6 +179,8 @@ class RoundMemory:
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
     order_unseen: set[int] = field(default_factory=set)  # boxes whose group's place is assumed
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
+    # tile id -> the zone it was last seen in, and when
+    last_zone: dict[int, tuple[str, float]] = field(default_factory=dict)
     # tile id -> last time seen resting in the woodpile (from the woodpile phase on)
     woodpile_tiles: dict[int, float] = field(default_factory=dict)
     hands: dict[int, list[int]] = field(default_factory=dict)  # box -> track ids

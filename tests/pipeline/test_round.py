@@ -685,6 +685,43 @@ def test_hands_merged_and_whether_they_can_be_rebuilt():
     assert [m.reconstructible for m in table.of(HandsMerged)] == [True, False]
 
 
+def come_over(table: Table, ids) -> None:
+    """Tiles ``ids`` come to box 6 one a frame, each seen there once, then hidden (the first
+    stays in sight)."""
+    for k, i in enumerate(ids):
+        table.put(tile(i, (600.0 + 3 * k, 240.0), "box_6"))
+        table.step(1)
+        if k:
+            table.tracks[i] = replace(table.tracks[i], last_seen_frame=table.index - 1)
+            table.hidden.add(i)
+
+
+def test_a_hand_set_down_over_another_is_mixed_though_its_tiles_are_hidden():
+    """A player puts box 5's hand over box 6's (standard look, std9 session 24): each tile of
+    box 5 is seen in box 6 for a moment as it comes, then lies hidden beneath or above the
+    others; box 6 shows five tiles, one of them box 5's. Hidden tiles lie where they were
+    last seen, once hidden for hidden_tile_hold_s."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    come_over(table, five)  # box 5 is empty, box 6 shows five tiles
+    assert not table.of(HandsMerged)
+    table.step(2)  # hidden for hidden_tile_hold_s
+    (merged,) = table.of(HandsMerged)
+    assert merged.boxes == (5, 6) and set(five) <= set(merged.track_ids)
+
+
+def test_tiles_carried_over_a_box_and_seen_again_elsewhere_are_no_mixing():
+    """The dealer carries the bank's tiles to the work area over a box (two_rows_wine,
+    session 24): hidden in the hand a moment, they are seen again before the hold."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    come_over(table, five)
+    table.hidden.clear()
+    table.put(*(tile(i, (100.0 + 12 * k, 400.0), "work_area") for k, i in enumerate(five)))
+    table.step(4)
+    assert not table.of(HandsMerged)
+
+
 def test_ids_swapped_between_neighbouring_boxes_are_no_mixing():
     """Players' arms over two neighbouring boxes: the tracker trades two ids of box 5's hand
     for two of box 6's (two-row table, session 18). Each box still holds four tiles: no hands
