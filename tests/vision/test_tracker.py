@@ -322,6 +322,20 @@ def test_faces_survive_a_weak_wash_but_not_tiles_swapping_places():
     assert {t.xyxy[0]: t.face for t in crossed} == {124: "2-2", 150: None}
 
 
+def test_tiles_pushed_along_together_keep_their_faces():
+    """A weak wash slides a heap (std9 tile_tracking_risk_20000, session 24): two touching
+    tiles gather speed the same way; in the second frame each comes nearer the other's old
+    place than its own, yet trading places would take the longer pair of moves: they were
+    pushed together, not swapped, and keep their faces."""
+    one, two = FACE_CLASSES.index("tile_1-1"), FACE_CLASSES.index("tile_2-2")
+    tracker = Tracker()
+    tracker.update(dets([tile(100), tile(111)], [TILE_UP] * 2, faces=[one, two]), 0)
+    tracker.update(dets([tile(100), tile(111)], [TILE_DOWN] * 2, faces=[-1, -1]), 1)
+    tracker.update(dets([tile(104), tile(115)], [TILE_DOWN] * 2, faces=[-1, -1]), 2)
+    pushed = tracker.update(dets([tile(112), tile(123)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
+    assert {t.xyxy[0]: t.face for t in pushed} == {112: "1-1", 123: "2-2"}
+
+
 def test_a_face_up_track_on_another_tile_takes_its_face_within_a_few_readings():
     five, one_six = FACE_CLASSES.index("tile_5-5"), FACE_CLASSES.index("tile_1-6")
     tracker = Tracker()

@@ -90,7 +90,8 @@ class TrackerConfig:
     # A face-down tile forgets its face when it comes to lie nearer another tile's last place
     # than its own, and only if it moved at least this share of its short side since the last
     # frame: lower forgets on detection jitter in a dense heap (a weak wash then reads good),
-    # higher keeps faces through slow swaps.
+    # higher keeps faces through slow swaps. Not when that other tile is seen too and the two
+    # trading places would take the longer pair of moves (a heap pushed along together).
     swap_min_move_frac: float = 0.25
     # Weight of the newest displacement in the velocity average (0: no motion model). Tiles
     # glide fast (a tile width or more a frame while a woodpile is built): predicting them on

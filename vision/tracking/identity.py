@@ -84,14 +84,29 @@ def forget_ambiguous_faces(
     if not moved or len(others) < 2:
         return
     old_centres = np.array([(before[i][:2] + before[i][2:]) / 2 for i in others])
+    now = {t.track_id: (t.xyxy[:2] + t.xyxy[2:]) / 2 for t in tracks if t.track_id in matched}
     for t in moved:
-        centre = (t.xyxy[:2] + t.xyxy[2:]) / 2
+        centre = now[t.track_id]
         dist = np.linalg.norm(old_centres - centre, axis=1)
         own = others.index(t.track_id)
         dist_own, dist[own] = dist[own], np.inf
         short_side = min(t.xyxy[2] - t.xyxy[0], t.xyxy[3] - t.xyxy[1])
-        if dist.min() < dist_own and dist_own >= config.swap_min_move_frac * short_side:
+        nearer = dist.min() < dist_own and dist_own >= config.swap_min_move_frac * short_side
+        if nearer and not _moved_together(t.track_id, others[int(dist.argmin())], now, before):
             t.face_votes = {}
+
+
+def _moved_together(a: int, b: int, now: dict[int, np.ndarray], before: dict) -> bool:
+    """Tiles ``a`` and ``b``, both seen now, are more plausibly where they were taken to be
+    than swapped: their two moves cost less than each going to the other's place. Tiles
+    pushed along together (a weak wash slides a heap) travel near each other's old places
+    without trading them; a swap would make the shorter pair of moves."""
+    if b not in now:
+        return False  # the other is hidden: the tile may be it
+    a0, b0 = ((before[i][:2] + before[i][2:]) / 2 for i in (a, b))
+    straight = np.linalg.norm(now[a] - a0) + np.linalg.norm(now[b] - b0)
+    swapped = np.linalg.norm(now[a] - b0) + np.linalg.norm(now[b] - a0)
+    return straight < swapped
 
 
 def forget(t: TrackState) -> None:
