@@ -48,12 +48,16 @@ REAL_SIZES = ("9", "12", "16", "20", "24")  # px of a real die's top face (scrip
 # flat dice show a side with pips (issue 19 asks for cameras low and steep; two_rows_wine, held
 # out, films from 1500-2000 mm)
 CLOSE_CAMERA = {"distance_mm": [1400.0, 2200.0], "max_tilt_deg": 20.0}
+# --steep-cameras (stage 3): nearer still and always steep, tilted 14-26 degrees: the flat
+# dice show a large side beside their top face
+STEEP_CAMERA = {"distance_mm": [1300.0, 2000.0], "min_tilt_deg": 14.0, "max_tilt_deg": 26.0}
+CAMERAS = {"close": CLOSE_CAMERA, "steep": STEEP_CAMERA}
 
 
-def render_job(job: tuple[int, int, str, str, str, float, bool]) -> int:
+def render_job(job: tuple[int, int, str, str, str, float, str | None]) -> int:
     """``n`` stills of ``look`` (seed index ``seed``) turned into their table view, their die
     crops written under ``out/faces/<split>/``; returns the stills rendered. ``close``: the
-    camera brought closer and steeper (``CLOSE_CAMERA``), the crops cut from the still itself
+    camera brought closer and steeper (``CAMERAS[close]``), the crops cut from the still itself
     (``scripts/view_stills.py`` draws a still's camera again from its look, so it cannot turn
     these; a die crop is resized to the reader's input either way)."""
     n, seed, split, out, look, tipped_prob, close = job
@@ -64,10 +68,9 @@ def render_job(job: tuple[int, int, str, str, str, float, bool]) -> int:
     stills, viewed = work / f"stills_{split}_{seed}_{look}", work / f"viewed_{split}_{seed}_{look}"
     dr = widened(randomisation(look), True, tipped_prob)
     if close:
-        tilt = [dr.camera.tilt_deg[0], CLOSE_CAMERA["max_tilt_deg"]]
-        dr = override(
-            dr, {"camera": {"distance_mm": CLOSE_CAMERA["distance_mm"], "tilt_deg": tilt}}
-        )
+        camera = CAMERAS[close]
+        tilt = [camera.get("min_tilt_deg", dr.camera.tilt_deg[0]), camera["max_tilt_deg"]]
+        dr = override(dr, {"camera": {"distance_mm": camera["distance_mm"], "tilt_deg": tilt}})
     make_stills(n, stills, split, seed, dr)
     if close:
         viewed = stills
@@ -125,8 +128,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--close-cameras",
         dest="close",
-        action="store_true",
+        action="store_const",
+        const="close",
         help="every look's camera nearer and steeper (CLOSE_CAMERA), crops cut from the still",
+    )
+    p.add_argument(
+        "--steep-cameras",
+        dest="close",
+        action="store_const",
+        const="steep",
+        help="every look's camera nearer and always steep (STEEP_CAMERA), crops from the still",
     )
     return make(p.parse_args(argv))
 
