@@ -50,6 +50,7 @@ from pipeline.bus.keys import (
     start_authenticator,
 )
 from pipeline.bus.router import ReplayRouter, RouterCounts
+from pipeline.bus.sockets import bind
 from pipeline.bus.wire import check_table
 
 PROXY_KEY = "proxy"
@@ -160,10 +161,7 @@ class RoomProxy:
         self._xpub.maxmsgsize = config.drop_request_bytes
         if self._curve:
             secure_server(self._xpub, self._curve.front)
-        try:
-            self._xpub.bind(config.pub_endpoint)
-        except zmq.ZMQError as exc:
-            raise ValueError(f"cannot bind {config.pub_endpoint}: {exc}") from None
+        bind(self._xpub, config.pub_endpoint)
         self._xsub = self._socket(zmq.XSUB, 0)
         self._xsub.maxmsgsize = config.max_message_bytes
         if self._curve:

@@ -29,6 +29,7 @@ import zmq
 from pipeline.alerts import Alert, AlertState, to_wire, utc_now
 from pipeline.bus.endpoints import PUB_ENDPOINT, REPLAY_ENDPOINT
 from pipeline.bus.keys import ServerCurve, secure_server, start_authenticator
+from pipeline.bus.sockets import bind
 from pipeline.bus.store import AlertStore
 from pipeline.bus.wire import (
     Notice,
@@ -166,10 +167,7 @@ class AlertPublisher:
         socket.maxmsgsize = self._config.drop_request_bytes
         if self._curve:
             secure_server(socket, self._curve)
-        try:
-            socket.bind(endpoint)
-        except zmq.ZMQError as exc:
-            raise ValueError(f"cannot bind {endpoint}: {exc}") from None
+        bind(socket, endpoint)
         return socket
 
     def _start_thread(self) -> None:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 import zmq
 
 from pipeline.bus.keys import secure_client, secure_server
+from pipeline.bus.sockets import bind
 from pipeline.bus.wire import encode_error, encode_request, parse_request
 
 if TYPE_CHECKING:
@@ -118,10 +119,7 @@ class ReplayRouter:
         socket.router_mandatory = 1  # a console whose queue is full raises Again: reply dropped
         if self._curve:
             secure_server(socket, self._curve.front)
-        try:
-            socket.bind(endpoint)
-        except zmq.ZMQError as exc:
-            raise ValueError(f"cannot bind {endpoint}: {exc}") from None
+        bind(socket, endpoint)
         return socket
 
     def _connect(self, endpoint: str) -> zmq.Socket:

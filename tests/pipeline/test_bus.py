@@ -2,6 +2,7 @@
 
 import json
 import re
+import threading
 import time
 from dataclasses import replace
 
@@ -316,6 +317,18 @@ def test_replay_of_an_unknown_table_is_empty(journal, ctx):
     with publisher(journal, ctx) as pub:
         reply = request(ctx, pub.replay_endpoint, [b'{"table": "T7", "from_seq": 1}'])
     assert reply == {"alerts": [], "last_seq": 0, "journal": journal.id}
+
+
+def test_a_port_held_a_moment_by_the_last_run_is_waited_for(journal, ctx):
+    """ZeroMQ releases a closed socket's port in its I/O thread: a publisher started again at
+    once on the same endpoints (a restarted monitor; seen as a CI failure under load) waits for
+    it rather than failing."""
+    old = ctx.socket(zmq.PUB)
+    old.bind(ANY_PORT)
+    endpoint = old.last_endpoint.decode()
+    threading.Timer(0.3, old.close, kwargs={"linger": 0}).start()
+    with publisher(journal, ctx, pub=endpoint) as pub:
+        assert pub.pub_endpoint == endpoint
 
 
 def test_publisher_refuses_other_tables_bad_endpoints_and_use_after_close(journal, ctx):
