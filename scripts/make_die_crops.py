@@ -56,23 +56,23 @@ CAMERAS = {"close": CLOSE_CAMERA, "steep": STEEP_CAMERA}
 
 def render_job(job: tuple[int, int, str, str, str, float, str | None]) -> int:
     """``n`` stills of ``look`` (seed index ``seed``) turned into their table view, their die
-    crops written under ``out/faces/<split>/``; returns the stills rendered. ``close``: the
-    camera brought closer and steeper (``CAMERAS[close]``), the crops cut from the still itself
+    crops written under ``out/faces/<split>/``; returns the stills rendered. ``camera``: the
+    camera brought closer and steeper (``CAMERAS[camera]``), the crops cut from the still itself
     (``scripts/view_stills.py`` draws a still's camera again from its look, so it cannot turn
     these; a die crop is resized to the reader's input either way)."""
-    n, seed, split, out, look, tipped_prob, close = job
+    n, seed, split, out, look, tipped_prob, camera = job
     from vision.synth.config import override, randomisation, widened
     from vision.synth.stills import make_stills
 
     work = Path(out) / "work"
     stills, viewed = work / f"stills_{split}_{seed}_{look}", work / f"viewed_{split}_{seed}_{look}"
     dr = widened(randomisation(look), True, tipped_prob)
-    if close:
-        camera = CAMERAS[close]
-        tilt = [camera.get("min_tilt_deg", dr.camera.tilt_deg[0]), camera["max_tilt_deg"]]
-        dr = override(dr, {"camera": {"distance_mm": camera["distance_mm"], "tilt_deg": tilt}})
+    if camera:
+        near = CAMERAS[camera]
+        tilt = [near.get("min_tilt_deg", dr.camera.tilt_deg[0]), near["max_tilt_deg"]]
+        dr = override(dr, {"camera": {"distance_mm": near["distance_mm"], "tilt_deg": tilt}})
     make_stills(n, stills, split, seed, dr)
-    if close:
+    if camera:
         viewed = stills
     else:
         view = [sys.executable, str(ROOT / "scripts" / "view_stills.py"), "--splits", split]
@@ -90,11 +90,11 @@ def make(args: argparse.Namespace) -> int:
         return 2
     per_job = -(-args.stills // (len(args.looks) * args.jobs_per_look))
     jobs = [
-        (per_job, args.stills_seed + k, "train", str(out), look, args.tipped_prob, args.close)
+        (per_job, args.stills_seed + k, "train", str(out), look, args.tipped_prob, args.camera)
         for k, look in enumerate(args.looks * args.jobs_per_look)
     ]
     jobs += [
-        (args.val_stills, k, "val", str(out), look, args.tipped_prob, args.close)
+        (args.val_stills, k, "val", str(out), look, args.tipped_prob, args.camera)
         for k, look in enumerate(args.looks)
         if args.val_stills > 0
     ]
@@ -127,14 +127,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-real", action="store_true", help="without the real photographs")
     p.add_argument(
         "--close-cameras",
-        dest="close",
+        dest="camera",
         action="store_const",
         const="close",
         help="every look's camera nearer and steeper (CLOSE_CAMERA), crops cut from the still",
     )
     p.add_argument(
         "--steep-cameras",
-        dest="close",
+        dest="camera",
         action="store_const",
         const="steep",
         help="every look's camera nearer and always steep (STEEP_CAMERA), crops from the still",

@@ -46,7 +46,7 @@ def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Zo
         if t.last_seen_frame == view.frame and t.zone == WOODPILE
     )
     served = _served(memory)
-    begun = memory.no_more_bets or bool(served or memory.groups)
+    begun = memory.no_more_bets or bool(served)  # every dealt group's box is served
 
     def arrives(m: ZoneMove) -> bool:
         box, came_from = box_of(m.after), box_of(m.before)
