@@ -28,6 +28,7 @@ RECIPES = {
         "datasets/recipes/train_gpu.yaml",
         "datasets/recipes/train_dice.yaml",
         "datasets/recipes/train_dice_close.yaml",
+        "datasets/recipes/train_dice_steep.yaml",
     ],
 }
 GPU_RECIPE = "datasets/recipes/train_gpu.yaml"
@@ -37,6 +38,7 @@ WHERE = {  # where each recipe ran
     "datasets/recipes/train_faces_down.yaml": "CPU, 2 cores",
     "datasets/recipes/train_dice.yaml": "CPU, 2 cores",
     "datasets/recipes/train_dice_close.yaml": "CPU, 2 cores",
+    "datasets/recipes/train_dice_steep.yaml": "CPU, 2 cores",
     GPU_RECIPE: "one NVIDIA H200, `scripts/train_gpu.py run`",
 }
 DATA = """Data: `paigow synth stills` (recipe `datasets/recipes/stills.yaml`): train 800 scenes
@@ -358,7 +360,9 @@ def _die_reader(name: str, manifest: dict) -> list[str]:
         "never trained on); then (`datasets/recipes/train_dice_close.yaml`) the same crops and "
         "die crops of 1,050 stills of the seven looks under a nearer, steeper camera (1400-2200 "
         "mm, tilt up to 20 degrees: flat dice show a side with pips), cut from the still "
-        "itself; no held-out family. "
+        "itself; then (`datasets/recipes/train_dice_steep.yaml`) those crops and die crops of "
+        "1,050 stills of the seven looks under a camera nearer and always steep (1300-2000 mm, "
+        "tilt 14-26 degrees); no held-out family. "
         f"Training: {trained}. sha256 `{entry['sha256']}`.",
         "",
         f"Real dice photographs, check part (`python scripts/real_dice.py --out "

@@ -169,8 +169,8 @@ class RoundMemory:
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
     reaching_s: float = float("-inf")  # a hand last seen over a box while bets were open
     throw: Throw | None = None
-    dice_since: dict[int, float] = field(default_factory=dict)  # die id -> first seen in the
-    # dice area (time)
+    # die id -> (time, x, y, size): since when, where and how large it lies in the dice area
+    dice_since: dict[int, tuple[float, float, float, float]] = field(default_factory=dict)
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
     woodpile_since_s: float | None = None  # since when the woodpile has looked built

@@ -1,15 +1,19 @@
 """The dice: the throw read once its values hold still, one step per frame (run in the order
 of :data:`pipeline.round.phases.STEPS`).
 
-- **dice**: three dice in the dice area that came there together (within ``throw_window_s``
+- **dice**: three dice in the dice area that came to rest together (within ``throw_window_s``
   of each other: the felt's printed dice, read as a die since long before, are none of the
-  throw), values unchanged for ``dice_hold_s``; a die that
-  stays unread for ``dice_unread_s`` gives ``DiceRead(flat=False)`` if the face reader saw it
-  tipped (not lying flat), else ``DiceRead(flat=None)``: the throw is unknown, not irregular.
+  throw; a die track whose box moved by half a die or changed its size by half since it came
+  to rest, as a printed die's track taken over by a thrown die, rests anew), values unchanged
+  for ``dice_hold_s``; a die that stays unread for ``dice_unread_s`` gives
+  ``DiceRead(flat=False)`` if the face reader saw it tipped (not lying flat), else
+  ``DiceRead(flat=None)``: the throw is unknown, not irregular.
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
 """
 
 from __future__ import annotations
+
+import math
 
 from paigow.dice import DICE_COUNT, first_box
 from pipeline.round.events import DiceRead, Phase, TableEvent
@@ -17,6 +21,7 @@ from pipeline.round.memory import RoundConfig, RoundMemory, Throw
 from pipeline.round.tracks import FrameView
 from pipeline.round.wagers import call_no_more_bets
 from vision.faces import DIE_TIPPED
+from vision.types import Track
 
 __all__ = ["dice"]
 
@@ -44,16 +49,32 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
     return [read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
 
 
+def _rested_since(die: Track, memory: RoundMemory, now_s: float) -> float:
+    """Since when ``die`` lies where it is. A track whose box moved by half a die from where it
+    came to rest, or grew or shrank by half, holds another die now (a thrown die landing on
+    the felt's printed one takes its track): it rests anew. A resting die's box jitters by a
+    pixel or two."""
+    x, y = die.centre_xy
+    size = max(die.xyxy[2] - die.xyxy[0], die.xyxy[3] - die.xyxy[1])
+    rest = memory.dice_since.get(die.track_id)
+    if rest is not None:
+        since_s, x0, y0, size0 = rest
+        moved = math.dist((x, y), (x0, y0)) > size / 2
+        if not (moved or size > size0 * 1.5 or size0 > size * 1.5):
+            return since_s
+    memory.dice_since[die.track_id] = (now_s, x, y, size)
+    return now_s
+
+
 def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Three dice in the dice area: a throw; read once its values hold still."""
     seen = [  # dice seen now: a die track coasting after the cup took the dice is not on the felt
         t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame
     ]
-    for t in seen:
-        memory.dice_since.setdefault(t.track_id, view.time_s)
-    newest = max((memory.dice_since[t.track_id] for t in seen), default=view.time_s)
+    since = {t.track_id: _rested_since(t, memory, view.time_s) for t in seen}
+    newest = max(since.values(), default=view.time_s)
     dice = sorted(
-        (t for t in seen if newest - memory.dice_since[t.track_id] <= cfg.throw_window_s),
+        (t for t in seen if newest - since[t.track_id] <= cfg.throw_window_s),
         key=lambda t: t.track_id,
     )  # the throw's: a die lying in the dice area from before is none of them
     if len(dice) < DICE_COUNT:
