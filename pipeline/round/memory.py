@@ -114,6 +114,19 @@ class Throw:
 
 
 @dataclass
+class DieRest:
+    """Where, how large and since when a die track lies in the dice area, and the values read
+    for it there once it had lain still, and in sight, ``dice_hold_s``."""
+
+    since_s: float
+    centre: tuple[float, float]
+    size: float
+    back_s: float  # in sight since (it rested there, or came back into sight)
+    hidden: bool = False  # out of sight now (its track coasts)
+    values: set[int] = field(default_factory=set)
+
+
+@dataclass
 class OpenGroup:
     """Tiles arriving at one box that may still be joined by more."""
 
@@ -169,8 +182,7 @@ class RoundMemory:
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
     reaching_s: float = float("-inf")  # a hand last seen over a box while bets were open
     throw: Throw | None = None
-    # die id -> (time, x, y, size): since when, where and how large it lies in the dice area
-    dice_since: dict[int, tuple[float, float, float, float]] = field(default_factory=dict)
+    dice_since: dict[int, DieRest] = field(default_factory=dict)  # die id -> how it lies
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
     woodpile_since_s: float | None = None  # since when the woodpile has looked built

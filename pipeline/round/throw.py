@@ -5,7 +5,8 @@ of :data:`pipeline.round.phases.STEPS`).
   of each other: the felt's printed dice, read as a die since long before, are none of the
   throw; a die track whose box moved by half a die or changed its size by half since it came
   to rest, as a printed die's track taken over by a thrown die, rests anew), values unchanged
-  for ``dice_hold_s``; a die that stays unread for ``dice_unread_s`` gives
+  for ``dice_hold_s``; a die read as two values while it lay still is unread; a die that stays
+  unread for ``dice_unread_s`` gives
   ``DiceRead(flat=False)`` if the face reader saw it tipped (not lying flat), else
   ``DiceRead(flat=None)``: the throw is unknown, not irregular.
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
@@ -17,7 +18,7 @@ import math
 
 from paigow.dice import DICE_COUNT, first_box
 from pipeline.round.events import DiceRead, Phase, TableEvent
-from pipeline.round.memory import RoundConfig, RoundMemory, Throw
+from pipeline.round.memory import DieRest, RoundConfig, RoundMemory, Throw
 from pipeline.round.tracks import FrameView
 from pipeline.round.wagers import call_no_more_bets
 from vision.faces import DIE_TIPPED
@@ -49,21 +50,30 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
     return [read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
 
 
-def _rested_since(die: Track, memory: RoundMemory, now_s: float) -> float:
-    """Since when ``die`` lies where it is. A track whose box moved by half a die from where it
-    came to rest, or grew or shrank by half, holds another die now (a thrown die landing on
-    the felt's printed one takes its track): it rests anew. A resting die's box jitters by a
-    pixel or two."""
+def _rest(die: Track, memory: RoundMemory, now_s: float) -> DieRest:
+    """How ``die`` lies. A track whose box moved by half a die from where it came to rest, or
+    grew or shrank by half, holds another die now (a thrown die landing on the felt's printed
+    one takes its track): it rests anew. A resting die's box jitters by a pixel or two."""
     x, y = die.centre_xy
     size = max(die.xyxy[2] - die.xyxy[0], die.xyxy[3] - die.xyxy[1])
     rest = memory.dice_since.get(die.track_id)
     if rest is not None:
-        since_s, x0, y0, size0 = rest
-        moved = math.dist((x, y), (x0, y0)) > size / 2
-        if not (moved or size > size0 * 1.5 or size0 > size * 1.5):
-            return since_s
-    memory.dice_since[die.track_id] = (now_s, x, y, size)
-    return now_s
+        moved = math.dist((x, y), rest.centre) > size / 2
+        if not (moved or size > rest.size * 1.5 or rest.size > size * 1.5):
+            if rest.hidden:  # back in sight: read afresh (the cup may have re-thrown it)
+                rest.back_s, rest.hidden = now_s, False
+                rest.values.clear()
+            return rest
+    rest = memory.dice_since[die.track_id] = DieRest(now_s, (x, y), size, now_s)
+    return rest
+
+
+def _value(die: Track, rest: DieRest, now_s: float, cfg: RoundConfig) -> int | None:
+    """The die's value, None (unread) once two values were read for it lying still: a die at
+    rest does not turn, so one of them was misread (a box grown over the felt's print)."""
+    if die.die_value is not None and now_s - rest.back_s >= cfg.dice_hold_s:
+        rest.values.add(die.die_value)
+    return die.die_value if len(rest.values) < 2 else None
 
 
 def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
@@ -71,16 +81,21 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     seen = [  # dice seen now: a die track coasting after the cup took the dice is not on the felt
         t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame
     ]
-    since = {t.track_id: _rested_since(t, memory, view.time_s) for t in seen}
-    newest = max(since.values(), default=view.time_s)
+    for t in view.of_kind("die"):
+        if t.last_seen_frame != view.frame and (rest := memory.dice_since.get(t.track_id)):
+            rest.hidden = True
+    rests = {t.track_id: _rest(t, memory, view.time_s) for t in seen}
+    newest = max((r.since_s for r in rests.values()), default=view.time_s)
     dice = sorted(
-        (t for t in seen if newest - since[t.track_id] <= cfg.throw_window_s),
+        (t for t in seen if newest - rests[t.track_id].since_s <= cfg.throw_window_s),
         key=lambda t: t.track_id,
     )  # the throw's: a die lying in the dice area from before is none of them
-    if len(dice) < DICE_COUNT:
+    if len(dice) < DICE_COUNT:  # no throw (the cup took the dice): what was read is past
         memory.throw = None
+        for rest in memory.dice_since.values():
+            rest.values.clear()
         return []
-    values = tuple(t.die_value for t in dice[:DICE_COUNT])
+    values = tuple(_value(t, rests[t.track_id], view.time_s, cfg) for t in dice[:DICE_COUNT])
     events: list[TableEvent] = []
     if memory.throw is None:
         if not memory.no_more_bets:

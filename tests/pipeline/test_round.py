@@ -260,6 +260,19 @@ def test_a_resting_die_whose_box_jitters_still_rests_with_the_throw():
     assert read.values == (3, 1, 5)
 
 
+def test_a_die_read_as_two_values_while_it_lies_still_is_unread():
+    """two_rows_wine/clean_10000: a die read 4 while it lay still, then, its box grown over
+    the felt's print, 5: a die at rest does not turn, so one of the two is a misread. The
+    throw is unread (no first box, no delivery judged against a guess)."""
+    table = woodpile_table()
+    table.put(die(300, 4), die(301, 3), die(302, None))
+    table.step(2)
+    table.put(die(300, 5), die(302, 1))
+    table.step(6)
+    (read,) = table.of(DiceRead)
+    assert (read.values, read.flat, read.first_box) == ((None, 3, 1), None, None)
+
+
 def test_die_not_flat_then_reshaken():
     table = woodpile_table()
     table.put(die(300, 2), replace(die(301, None), face=DIE_TIPPED), die(302, 6))

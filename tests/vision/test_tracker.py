@@ -197,6 +197,23 @@ def test_a_die_read_now_tipped_now_flat_is_not_tipped():
     )
 
 
+def test_a_die_out_of_sight_longer_than_its_window_is_read_afresh():
+    """std9/dice_not_flat_20400: the cup takes the dice and the re-shaken throw lands where
+    they lay; the tracks are found again, and their first reading is the new throw's, not the
+    old window's majority."""
+    one, four = FACE_CLASSES.index("die_1"), FACE_CLASSES.index("die_4")
+    cfg = TrackerConfig()
+    box, tracker = [[0, 0, 8, 8]], Tracker(cfg)
+    for f in range(cfg.die_window_frames):
+        [track] = tracker.update(dets(box, [3]).with_faces(np.array([one]), np.array([0.9])), f)
+    first = track.track_id
+    assert track.die_value == 1
+    back = 2 * cfg.die_window_frames + 1  # out of sight for more than a window
+    d = dets(box, [3]).with_faces(np.array([four]), np.array([0.9]))
+    [track] = tracker.update(d, back)
+    assert (track.track_id, track.die_value) == (first, 4)
+
+
 def test_a_33rd_tile_reuses_the_best_lost_track():
     tracker = Tracker(TrackerConfig(max_tiles=4))
     tracker.update(dets([tile(x) for x in (0, 100, 200, 300)], [TILE_DOWN] * 4), 0)

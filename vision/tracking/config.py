@@ -53,7 +53,7 @@ class TrackerConfig:
     # this probability or more (docs/detection.md). A die read die_tipped in the window's
     # majority is not flat; one that stays unread is doubt (the throw unread, no alert).
     min_die_confidence: float = 0.3
-    die_window_frames: int = 8
+    die_window_frames: int = 8  # a die unseen longer starts its window afresh (re-thrown)
     # ...and its value is known only while one value holds this share of the window.
     die_majority: float = 0.6
     # A die is tipped only while die_tipped holds this share of its window, read at least

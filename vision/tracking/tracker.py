@@ -138,6 +138,8 @@ class Tracker:
             t.velocity = alpha * (0.0 if still else step) + (1 - alpha) * t.velocity
         else:
             t.velocity = np.zeros(4)
+        if frame_index - t.last_seen > self.config.die_window_frames:
+            t.die_reads.clear()  # out of sight this long, a die may have been taken and thrown
         t.xyxy, t.class_id = box.copy(), int(dets.class_id[d])
         t.confidence, t.last_seen, t.carrier = float(dets.confidence[d]), frame_index, None
         t.origin, t.ride, t.held = None, None, False
