@@ -61,6 +61,12 @@ class RoundConfig:
     # hidden this long lies where it was last seen (hands_mixed)
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
     # higher: fewer misread frames taken for exposures, later exposure events
+    flip_touch_s: float | None = 0.5  # a tile of no hand yet counts as turned only if it
+    # moved, or a hand was over or beside it (half a tile), within this long before it showed
+    # its other side: only the dealer's hands move those tiles, so one lying untouched does
+    # not turn (a back read as a face is the reader's doubt). The hand that turns a tile is on
+    # it as it turns. Higher: a hand passing by long before vouches for a misread; lower: a
+    # turn whose hand the detector missed for a moment is not believed. None: no touch needed
     wash_min_tiles: int = 16  # face-down tiles in the work area for a wash between rounds (in
     # the heap a round starts from a 1080p camera sees 16-24 of 32); lower: a wash is seen with
     # more tiles missing, but collected hands moved about may pass for one

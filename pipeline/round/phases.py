@@ -148,7 +148,10 @@ NO_TILE_ZONES = frozenset({"float_tray", "drop_box", "off_table"})
 def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Every tile turning face up, wherever and whenever (but where no tile is played): the
     rules decide what it means. A tile face up whose face stays unread is only noted
-    (:class:`TileFaceUnread`: doubt, which no rule judges)."""
+    (:class:`TileFaceUnread`: doubt, which no rule judges). A tile of no hand yet (in the
+    wash, the woodpile, the work area) that turned with no hand near and without moving did
+    not turn: only the dealer's hands move those tiles, and a back read as a face on a tile
+    lying untouched is the reader's doubt (``flip_touch_s``)."""
     exposed: list[TableEvent] = [
         TileExposed(
             f.frame,
@@ -160,7 +163,7 @@ def _exposures(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[T
             memory.delivered.get(f.track.track_id),
         )
         for f in view.flips
-        if f.track.zone not in NO_TILE_ZONES
+        if f.track.zone not in NO_TILE_ZONES and (f.touched or f.track.track_id in memory.delivered)
     ]
     unread = [
         TileFaceUnread(
@@ -196,6 +199,7 @@ class RoundReconstructor:
             self.config.zone_hold_s,
             self.config.flip_hold_s,
             self.config.unread_face_s,
+            self.config.flip_touch_s,
         )
         self._memory = RoundMemory()
         self._last: FrameView | None = None

@@ -35,11 +35,13 @@ class ZoneMove:
 
 @dataclass(frozen=True, slots=True)
 class Flip:
-    """A tile track turned face up at ``frame`` (it was seen face down before)."""
+    """A tile track turned face up at ``frame`` (it was seen face down before); ``touched``:
+    it moved, or a hand was over or beside it, as it turned (``TrackBook``'s ``touch_s``)."""
 
     track: Track
     frame: int
     time_s: float
+    touched: bool = True
 
 
 @dataclass(slots=True)
@@ -52,6 +54,7 @@ class _Memo:
     face_up: bool | None = None  # the settled side: a change counts once it has held
     turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
     unread_told: bool = False  # this face-up spell, unread, was reported
+    touched_s: float | None = None  # last moving, or with a hand over or beside it
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +96,9 @@ class TrackBook:
     misread for a frame or two while a hand moves the tile is not an exposure); the flip is
     dated to the frame it turned. A tile counts as turned face up only once its face has been
     read (the tracker keeps confident readings only): a tile seen at an angle, its side taken
-    for its face, is doubt, not an exposure (issue 20).
+    for its face, is doubt, not an exposure (issue 20). ``touch_s``: a flip is ``touched`` if
+    the tile moved, or a hand was over or beside it, within this long before it began to show
+    its other side (None: every flip is).
     """
 
     def __init__(
@@ -102,11 +107,13 @@ class TrackBook:
         zone_hold_s: float,
         flip_hold_s: float = 0.0,
         unread_face_s: float = 2.0,
+        touch_s: float | None = None,
     ) -> None:
         self._motion_norm = motion_norm
         self._zone_hold_s = zone_hold_s
         self._flip_hold_s = flip_hold_s
         self._unread_face_s = unread_face_s
+        self._touch_s = touch_s
         self._memo: dict[int, _Memo] = {}
 
     def reset(self) -> None:
@@ -122,6 +129,7 @@ class TrackBook:
         moves: list[ZoneMove] = []
         flips: list[Flip] = []
         unread: list[Flip] = []
+        hands = [t.xyxy for t in tracks if t.kind == "hand" and t.last_seen_frame == frame]
         for track in tracks:
             memo = self._memo.get(track.track_id)
             if memo is None:
@@ -129,6 +137,8 @@ class TrackBook:
                 self._memo[track.track_id] = memo
             if self._moved(memo, track):
                 moving.add(track.track_id)
+            if track.track_id in moving or _beside_a_hand(track.xyxy, hands):
+                memo.touched_s = time_s
             if track.zone != memo.zone:
                 memo.zone, memo.zone_frame, memo.zone_time_s = track.zone, frame, time_s
             rest = track.track_id not in moving and time_s - memo.zone_time_s >= self._zone_hold_s
@@ -175,7 +185,12 @@ class TrackBook:
         if side and track.face is None:
             return None  # face up, face unread: not believed yet (still turning, dated as such)
         memo.face_up, memo.turning = side, None
-        return Flip(track, since_frame, since_s) if side else None
+        if not side:
+            return None
+        touched = self._touch_s is None or (
+            memo.touched_s is not None and memo.touched_s >= since_s - self._touch_s
+        )
+        return Flip(track, since_frame, since_s, touched)
 
     def _unread(self, memo: _Memo, track: Track, time_s: float) -> Flip | None:
         """A tile turning face up whose face stays unread ``unread_face_s``: once a spell."""
@@ -192,6 +207,15 @@ class TrackBook:
         (x0, y0), (x1, y1) = memo.centre, track.centre_xy
         step = float(np.hypot(x1 - x0, y1 - y0))
         return step > self._motion_norm * long_side_px(track.xyxy)
+
+
+def _beside_a_hand(xyxy, hands) -> bool:
+    """A box within half its long side of a hand's box."""
+    grow = long_side_px(xyxy) / 2
+    x1, y1, x2, y2 = xyxy
+    return any(
+        a < x2 + grow and x1 - grow < c and b < y2 + grow and y1 - grow < d for a, b, c, d in hands
+    )
 
 
 def impossible_faces(tracks: list[Track], frame: int) -> dict[str, int]:

@@ -839,13 +839,40 @@ def test_a_face_read_on_more_tiles_than_the_set_holds_is_doubt_not_an_exposure()
     misread = [
         replace(table.tracks[i], face_up=True, class_id=TILE_UP, face="4-4") for i in (0, 5, 9)
     ]
-    table.put(*misread)
-    table.step(15)
+    table.put(*misread, hand(900, (100.0, 50.0)))  # the dealer's hand at tile 0 (a real turn)
+    table.step(1)
+    table.drop(900)
+    table.step(14)
     assert table.of(TileExposed) == []
     assert sorted(n.track_id for n in table.of(TileFaceUnread)) == [0, 5, 9]
     table.put(*(replace(t, face_up=False, class_id=TILE_DOWN) for t in misread[1:]))
     table.step(5)  # one left reading 4-4: possible, believed
     assert [(e.track_id, e.face) for e in table.of(TileExposed)] == [(0, "4-4")]
+
+
+def test_a_tile_of_no_hand_lying_untouched_does_not_turn_but_a_delivered_one_may():
+    """teal_dim/clean_10001: a maroon back in the work area, still and with no hand near, read
+    4-4 face up (detector and reader both sure) for 0.4 s during stacking: only the dealer's
+    hands move those tiles, so no tile turned, and no exposure is raised. The same tile
+    turning with the dealer's hand on it is an exposure; a delivered tile's turn (a player
+    turning a hand at the showdown) needs no hand seen."""
+    table = woodpile_table()
+    table.put(replace(table.tracks[3], face_up=True, class_id=TILE_UP, face="4-4"))
+    table.step(10)
+    assert table.of(TileExposed) == []
+    table.put(replace(table.tracks[3], face_up=False, class_id=TILE_DOWN))
+    table.step(3)
+    table.put(replace(table.tracks[3], face_up=True, class_id=TILE_UP, face="4-4"))
+    table.put(hand(900, (100.0, 50.0)))  # the dealer's hand turns it
+    table.step(1)
+    table.drop(900)
+    table.step(3)
+    assert [(e.track_id, e.face) for e in table.of(TileExposed)] == [(3, "4-4")]
+    table = delivered_table()
+    box, tid = 5, table.state.hands[5][0]
+    table.put(replace(table.tracks[tid], face_up=True, class_id=TILE_UP, face="6-6"))
+    table.step(3)
+    assert [(e.track_id, e.box) for e in table.of(TileExposed)] == [(tid, box)]
 
 
 def test_exposure_then_settlement_with_pushes():
