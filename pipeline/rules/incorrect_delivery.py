@@ -11,7 +11,11 @@ chung. Where the camera missed the order of some groups (``order_seen=False``) t
 assumed, so no order problem is raised for them. Boxes passed over are judged only once the
 delivery is done: while the deal runs, the dealer's arm may lie over a box already served.
 One alert per round, at the box of the first problem; later problems are more evidence.
-Without a dice read nothing is checked. Ends with the round.
+Without a dice read (unread, or not flat) only a box given more than four tiles is judged, once
+the delivery is done and only if the counts add up to the 32 tiles of the set (every tile
+accounted for: a tile of a neighbour's hand counted in a box, with some of the round's tiles
+unseen, is no five): a count needs no first box, while the order the camera saw on a table it
+never learnt is no evidence without one. Ends with the round.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from paigow.dice import BOX_COUNT, DeliveryProblem, DeliveryProblemKind, Placement, check_delivery
+from paigow.tiles import DECK
 from pipeline.round.events import DeliveryDone, DiceRead, GroupDelivered, TableEvent, TableState
 from pipeline.rules.base import Finding, RulesConfig
 
@@ -74,7 +79,7 @@ class IncorrectDelivery:
         return findings
 
     def _problems(self, state: TableState, complete: bool) -> list[DeliveryProblem]:
-        if self._first is None or not self._groups:
+        if not self._groups or (self._first is None and not complete):
             return []
         empty = [
             b
@@ -83,8 +88,15 @@ class IncorrectDelivery:
         ]
         placements = [Placement(g.box, self._counts.get(g.box, g.tile_count)) for g in self._groups]
         unseen = {g.box for g in self._groups if not g.order_seen}
-        problems = check_delivery(self._first, placements, empty, complete=complete)
         over = {g.box for g in placements if g.tiles > TILES_PER_BOX}
+        if self._first is None:  # no dice read: only a box given more than four needs none,
+            if sum(p.tiles for p in placements) != len(DECK):  # and only with every tile seen
+                return []
+            started = check_delivery(placements[0].box, placements, empty, complete=True)
+            return [
+                p for p in started if p.kind is DeliveryProblemKind.WRONG_COUNT and p.box in over
+            ]
+        problems = check_delivery(self._first, placements, empty, complete=complete)
         return [p for p in problems if not _assumed(p, unseen, complete, over)]
 
     def _check(self, state: TableState, event: TableEvent, complete: bool) -> list[Finding]:

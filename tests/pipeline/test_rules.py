@@ -500,6 +500,24 @@ def test_incorrect_delivery_judges_a_box_passed_over_when_it_is_served_or_the_de
     ]
 
 
+def test_without_a_dice_read_only_a_box_given_five_of_all_32_tiles_is_an_incorrect_delivery():
+    """two_rows_wine/incorrect_delivery_20600: the dice unread (a die read tipped here), the
+    counts 4 4 4 4 5 3 4 4 once the deal is done. A count needs no first box: the five is
+    judged. With a tile of the round unseen (31 counted) a five may be a neighbour's tile
+    counted twice (two_rows_wine/hands_mixed_20700: 4 4 4 5 1 4 4 3), and the order the
+    camera saw needs the dice: neither is judged."""
+    unread = ((2, None, 6),)
+    table = play(Round(throws=unread, groups=_five_and_three()))
+    (opened,) = table.of("incorrect_delivery", AlertState.OPEN)
+    assert opened.box == 3 and "box 3 got 5 tiles" in opened.message
+    assert opened.evidence["expected_first_box"] is None
+    counts = [len(ids) for _, ids, _ in _five_and_three()]
+    counts[0] -= 1  # 31 tiles counted: one unseen
+    short = play(Round(throws=unread, groups=_five_and_three(), done_counts=tuple(counts)))
+    assert short.of("incorrect_delivery") == []
+    assert play(Round(throws=unread, groups=_skipped_box())).of("incorrect_delivery") == []
+
+
 def test_hands_mixed_says_whether_the_hands_can_be_rebuilt():
     rebuilt = play(Round(merge=((3, 5), True))).of("hands_mixed", AlertState.OPEN)[0]
     lost = play(Round(merge=((3, 5), False))).of("hands_mixed", AlertState.OPEN)[0]
