@@ -188,7 +188,7 @@ class RoundMemory:
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
     reaching_s: float = float("-inf")  # a hand last seen over a box while bets were open
     throw: Throw | None = None
-    dice_since: dict[int, DieRest] = field(default_factory=dict)  # die id -> how it lies
+    die_rests: dict[int, DieRest] = field(default_factory=dict)  # die id -> how it lies
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
     woodpile_since_s: float | None = None  # since when the woodpile has looked built

@@ -19,7 +19,7 @@ import math
 from paigow.dice import DICE_COUNT, first_box
 from pipeline.round.events import DiceRead, Phase, TableEvent
 from pipeline.round.memory import DieRest, RoundConfig, RoundMemory, Throw
-from pipeline.round.tracks import FrameView
+from pipeline.round.tracks import FrameView, long_side_px
 from pipeline.round.wagers import call_no_more_bets
 from vision.faces import DIE_TIPPED
 from vision.types import Track
@@ -55,8 +55,8 @@ def _rest(die: Track, memory: RoundMemory, now_s: float) -> DieRest:
     grew or shrank by half, holds another die now (a thrown die landing on the felt's printed
     one takes its track): it rests anew. A resting die's box jitters by a pixel or two."""
     x, y = die.centre_xy
-    size = max(die.xyxy[2] - die.xyxy[0], die.xyxy[3] - die.xyxy[1])
-    rest = memory.dice_since.get(die.track_id)
+    size = long_side_px(die.xyxy)
+    rest = memory.die_rests.get(die.track_id)
     if rest is not None:
         moved = math.dist((x, y), rest.centre) > size / 2
         if not (moved or size > rest.size * 1.5 or rest.size > size * 1.5):
@@ -64,7 +64,7 @@ def _rest(die: Track, memory: RoundMemory, now_s: float) -> DieRest:
                 rest.back_s, rest.hidden = now_s, False
                 rest.values.clear()
             return rest
-    rest = memory.dice_since[die.track_id] = DieRest(now_s, (x, y), size, now_s)
+    rest = memory.die_rests[die.track_id] = DieRest(now_s, (x, y), size, now_s)
     return rest
 
 
@@ -82,7 +82,7 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
         t for t in view.of_kind("die") if t.zone == DICE_AREA and t.last_seen_frame == view.frame
     ]
     for t in view.of_kind("die"):
-        if t.last_seen_frame != view.frame and (rest := memory.dice_since.get(t.track_id)):
+        if t.last_seen_frame != view.frame and (rest := memory.die_rests.get(t.track_id)):
             rest.hidden = True
     rests = {t.track_id: _rest(t, memory, view.time_s) for t in seen}
     newest = max((r.since_s for r in rests.values()), default=view.time_s)
@@ -92,7 +92,7 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     )  # the throw's: a die lying in the dice area from before is none of them
     if len(dice) < DICE_COUNT:  # no throw (the cup took the dice): what was read is past
         memory.throw = None
-        for rest in memory.dice_since.values():
+        for rest in memory.die_rests.values():
             rest.values.clear()
         return []
     values = tuple(_value(t, rests[t.track_id], view.time_s, cfg) for t in dice[:DICE_COUNT])
