@@ -34,6 +34,7 @@ from pipeline.rules.base import RulesConfig
 from pipeline.rules.checker import RulesChecker
 from vision.chip_values import ChipValues, ChipValuesConfig
 from vision.detector import Detector, DetectorConfig, check_fits
+from vision.dice_finder import DiceFinder, DiceFinderConfig
 from vision.face_reader import FaceReader
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
@@ -62,6 +63,9 @@ class PipelineConfig:
     rules: RulesConfig | None = None
     health: HealthConfig | None = None
     vision_health: VisionHealthConfig | None = None
+    # dice the detector missed in the dice area, found by shape and read by the die reader
+    # (vision.dice_finder); None: the detector's dice only
+    dice_finder: DiceFinderConfig | None = field(default_factory=DiceFinderConfig)
     # the frame turned and resampled so the models see the table as they learnt it
     # (vision.view: the dealer at the top, tiles at the learnt size); None: the frame as it is
     view: ViewConfig | None = field(default_factory=ViewConfig)
@@ -118,6 +122,9 @@ class TablePipeline:
             detector = GatedDetector(full, cfg.gating) if gate else full
         self.detector = detector
         reader = reader or FaceReader(threads=cfg.threads)
+        self._read_dice = getattr(reader, "die_probs", None)  # a stand-in reader: no finder
+        # in the pixels the models see: made with the view where there is one
+        self.finder = self._finder(None) if cfg.view is None else None
         self.reader = FaceCache(reader, cfg.face_cache) if cfg.face_cache else reader
         self.tracker = Tracker(cfg.tracker, zone_of=layout.zone_of)
         self.chip_values = ChipValues.from_config(cfg.chip_values) if cfg.chip_values else None
@@ -160,9 +167,10 @@ class TablePipeline:
     def _detect(self, frame: Frame) -> Detections:
         """Detections and faces in frame px, the models run on the table view."""
         seen = self._seen(frame)
-        if seen is frame:
-            return self.reader(frame.image, self.detector(frame))
-        return self.view.to_frame(self.reader(seen.image, self.detector(seen)))
+        found = self.reader(seen.image, self.detector(seen))
+        if self.finder is not None:
+            found = self.finder(seen.image, found)
+        return found if seen is frame else self.view.to_frame(found)
 
     def _seen(self, frame: Frame) -> Frame:
         """``frame`` as the models see it: the table view (``frame`` itself where there is none
@@ -174,6 +182,7 @@ class TablePipeline:
             self.view = TableView.fit(
                 self.layout.zones_px, self.layout.tile_px, (w, h), self.config.view
             )
+            self.finder = self._finder(self.view)
         if self.view.identity:
             return frame
         if self._viewed is not None and self._viewed[0] is frame:
@@ -182,6 +191,17 @@ class TablePipeline:
         seen = Frame(frame.camera_id, frame.index, frame.time_s, self.view.warp(frame.image))
         self._viewed = (frame, seen)
         return seen
+
+    def _finder(self, view: TableView | None) -> DiceFinder | None:
+        """The dice finder in the pixels the models see (``view``'s; the frame's without one),
+        where the layout has a dice area and knows a tile's size, the config asks for one and
+        the reader reads dice crops (``die_probs``)."""
+        area, tile_px = self.layout.zones_px.get("dice_area"), self.layout.tile_px
+        if any(v is None for v in (self.config.dice_finder, self._read_dice, area, tile_px)):
+            return None
+        if view is not None and not view.identity:
+            area, tile_px = view.to_view_points(area), tile_px * view.scale
+        return DiceFinder(area, tile_px, self._read_dice, self.config.dice_finder)
 
     def retrack(self, seen: FrameResult) -> FrameResult:
         """``seen`` with its tracks made again by this pipeline's tracker from its detections

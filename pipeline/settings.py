@@ -52,6 +52,7 @@ from pipeline.rules.base import RulesConfig
 from pipeline.runner import PipelineConfig
 from pipeline.sections import Nested, Section, Strict, Switch, section
 from vision.detector import DetectorConfig
+from vision.dice_finder import DiceFinderConfig
 from vision.faces_cache import FaceCacheConfig
 from vision.gating import GatingConfig
 from vision.tracking.config import TrackerConfig
@@ -128,6 +129,7 @@ DetectorSection = section(DetectorConfig, positive=("threads",))
 GatingSection = section(GatingConfig, positive=("mask_scale", "full_every_frames"))
 FaceCacheSection = section(FaceCacheConfig, positive=("thumbnail_px",))
 ViewSection = section(ViewConfig, positive=("learnt_tile_px",))
+DiceFinderSection = section(DiceFinderConfig, positive=("open_die", "split_die", "split_dice"))
 TrackerSection = section(TrackerConfig)
 RoundSection = section(RoundConfig, exclude=("chung_box",), signed=("first_box_offset",))
 RulesSection = section(RulesConfig)
@@ -183,6 +185,9 @@ class Settings(Strict):
         FaceCacheSection, PIPELINE_DEFAULTS.face_cache
     )
     view: Switch[ViewSection] = _on_or_off(ViewSection, PIPELINE_DEFAULTS.view)
+    dice_finder: Switch[DiceFinderSection] = _on_or_off(
+        DiceFinderSection, PIPELINE_DEFAULTS.dice_finder
+    )
     tracker: Nested[TrackerSection] = TrackerSection()
     round: Nested[RoundSection] = RoundSection()
     rules: Nested[RulesSection] = RulesSection()
@@ -210,6 +215,7 @@ class Settings(Strict):
             health=self.health.build(),
             vision_health=self.vision_health.build(),
             view=_built(self.view),
+            dice_finder=_built(self.dice_finder),
         )
 
     def review_config(self, chung_box: int) -> ReviewConfig:

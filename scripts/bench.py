@@ -31,7 +31,8 @@ are converted, pictures between that no other refers to not decoded; ``decodeall
 spin-wait between runs, its default; ours sleep), ``frontsonly`` (live, review: the face-down
 check reads only the detector's face-down boxes, not its face-up ones: the reader before
 2026-12-02, to price the check of tile backs), ``nopips`` (live, review: no pip check of tile
-crops, the reader before 2026-12-03, to price it).
+crops, the reader before 2026-12-03, to price it), ``nofinder`` (live, review: no dice finder,
+the pipeline before 2026-12-05's session 26, to price it).
 
 Printed: frames of video per second end to end (decode included), the ratio to real time, to
 the decode floor and to ultralytics, median and p90 milliseconds per processed frame (pipeline
@@ -171,6 +172,7 @@ def _mode(spec: str) -> str:
         raise argparse.ArgumentTypeError(f"not a mode: {spec!r}")
     still = [o for o in opts if o.startswith("still")]
     known = {"threads", "nonref", "noise", "ahead", "decodeall", "spin", "frontsonly", "nopips"}
+    known |= {"nofinder"}
     known |= set(still)
     if set(opts) - known:
         raise argparse.ArgumentTypeError(f"unknown option in {spec!r}")

@@ -175,6 +175,11 @@ class TableView:
         kept = float(np.prod(np.clip(hi - lo, 0, None))) / area
         return ([*map(float, lo), *map(float, hi)], kept) if kept > 0 else None
 
+    def to_view_points(self, xy: np.ndarray) -> np.ndarray:
+        """Frame points ``(N, 2)`` to view points ``(N, 2)``."""
+        pts = np.asarray(xy, np.float64).reshape(-1, 2)
+        return pts if self.affine is None else pts @ self.affine[:, :2].T + self.affine[:, 2]
+
     def to_frame_points(self, xy: np.ndarray) -> np.ndarray:
         """View points ``(N, 2)`` to frame points ``(N, 2)``."""
         pts = np.asarray(xy, np.float64).reshape(-1, 2)

@@ -77,13 +77,15 @@ def _in_order(moves: list[ZoneMove], memory: RoundMemory) -> tuple[list[ZoneMove
     """Arrivals sorted by frame; where one frame brings tiles to several boxes (the camera
     missed the order, e.g. after a blind interval) they are put in counter-clockwise order from
     the box due next (tiles joining a box already served start no group). Returns the moves
-    and the frames whose order is assumed."""
+    and the frames whose order is assumed: those, and the frames of tiles that came into
+    their box out of sight (carried under the dealer's hand, seen there only once it left)."""
     served = _served(memory)
     boxes_at: dict[int, set[int]] = {}
     for m in moves:
         if (box_of(m.after) or 0) not in served:
             boxes_at.setdefault(m.frame, set()).add(box_of(m.after) or 0)
     assumed = {frame for frame, boxes in boxes_at.items() if len(boxes) > 1}
+    assumed |= {m.frame for m in moves if not m.seen}  # came under a hand: when, not known
     start = _next_box(memory)
 
     def key(m: ZoneMove) -> tuple[int, int, int]:

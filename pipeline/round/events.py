@@ -147,8 +147,8 @@ class DiceRead:
 @dataclass(frozen=True, slots=True)
 class GroupDelivered:
     """A group of tiles from the woodpile set down at ``box``, ``order_index`` from 0.
-    ``order_seen=False``: it appeared together with groups at other boxes (the camera missed
-    the dealing), so its place in the order is assumed counter-clockwise, not seen."""
+    ``order_seen=False``: it appeared together with groups at other boxes, or came out of sight
+    (under the dealer's hand), so its place in the order is assumed counter-clockwise."""
 
     frame: int
     time_s: float

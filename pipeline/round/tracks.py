@@ -24,13 +24,16 @@ PAIR = 2
 
 @dataclass(frozen=True, slots=True)
 class ZoneMove:
-    """A track came to rest in ``after`` (it rested in ``before``; None: first rest)."""
+    """A track came to rest in ``after`` (it rested in ``before``; None: first rest) at
+    ``frame``; ``seen``: it was seen entering ``after`` (not carried there out of sight under
+    a hand, nor first found there: then when it came is not known)."""
 
     track_id: int
     before: str | None
     after: str
     frame: int
     time_s: float
+    seen: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +53,8 @@ class _Memo:
     zone: str | None
     zone_frame: int
     zone_time_s: float
+    zone_seen: bool = True  # in sight when it entered ``zone``
+    wandered: bool = False  # out of sight away from the zone it rests in (carried, coasting)
     resting: str | None = None
     face_up: bool | None = None  # the settled side: a change counts once it has held
     turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
@@ -133,19 +138,31 @@ class TrackBook:
         for track in tracks:
             memo = self._memo.get(track.track_id)
             if memo is None:
-                memo = _Memo(track.centre_xy, track.zone, frame, time_s)
+                # first found where it is: when it came there is not known
+                memo = _Memo(track.centre_xy, track.zone, frame, time_s, zone_seen=False)
                 self._memo[track.track_id] = memo
             if self._moved(memo, track):
                 moving.add(track.track_id)
             if track.track_id in moving or _beside_a_hand(track.xyxy, hands):
                 memo.touched_s = time_s
+            seen = track.last_seen_frame == frame
             if track.zone != memo.zone:
                 memo.zone, memo.zone_frame, memo.zone_time_s = track.zone, frame, time_s
+                memo.zone_seen = seen
+            memo.wandered |= not seen and memo.zone != memo.resting
             rest = track.track_id not in moving and time_s - memo.zone_time_s >= self._zone_hold_s
+            rest &= seen  # out of sight (carried, coasting), a track comes to rest nowhere new
+            if rest and memo.wandered:  # seen again at rest: it came where it is anew
+                memo.resting, memo.wandered = None, False
             if rest and memo.zone is not None and memo.zone != memo.resting:
                 moves.append(
                     ZoneMove(
-                        track.track_id, memo.resting, memo.zone, memo.zone_frame, memo.zone_time_s
+                        track.track_id,
+                        memo.resting,
+                        memo.zone,
+                        memo.zone_frame,
+                        memo.zone_time_s,
+                        memo.zone_seen,
                     )
                 )
                 memo.resting = memo.zone

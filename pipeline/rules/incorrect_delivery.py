@@ -7,8 +7,9 @@ Tile counts are at least what the camera sees: only a box seen with more than fo
 Each :class:`GroupDelivered` is checked against the flat dice's first box with
 :func:`paigow.dice.check_delivery` while the deal runs (boxes passed over are skipped), and
 again, complete, at :class:`DeliveryDone`. Empty boxes are those with no chips and not the
-chung. Where the camera missed the order of some groups (``order_seen=False``) their order is
-assumed, so no order problem is raised for them. Boxes passed over are judged only once the
+chung. Where the camera missed the order of some groups (``order_seen=False``: dealt while it
+was blind, or set down out of its sight under the dealer's hand) their order is assumed, so
+no order problem is raised for them. Boxes passed over are judged only once the
 delivery is done: while the deal runs, the dealer's arm may lie over a box already served.
 One alert per round, at the box of the first problem; later problems are more evidence.
 Without a dice read (unread, or not flat) only a box given more than four tiles is judged, once
@@ -35,14 +36,14 @@ def _assumed(
     problem: DeliveryProblem, unseen: set[int], complete: bool, over: set[int] = frozenset()
 ) -> bool:
     """A problem that only the assumed order of unseen groups would make: an order problem
-    at an unseen group, or, while the deal runs, a box passed over (it may yet be served, or
-    have been served under the dealer's arm: a group set down there is seen only when the arm
-    lifts, and then with the order unseen); or
+    (or a first group at the wrong box) at an unseen group, or, while the deal runs, a box
+    passed over (it may yet be served, or have been served under the dealer's arm: a group set
+    down there is seen only when the arm lifts, and then with the order unseen); or
     a tile count short of four: a count is *at least* what the camera sees (tiles set down
     together overlap, lie stacked or under the dealer's hand), so only a count over four
     (boxes in ``over``) is evidence, and it is certain at once. Four tiles short in one box
     are four too many in another: a five-and-three deal is caught at its five."""
-    if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
+    if problem.kind in (DeliveryProblemKind.OUT_OF_ORDER, DeliveryProblemKind.WRONG_FIRST_BOX):
         return problem.box in unseen
     if problem.kind is DeliveryProblemKind.WRONG_COUNT:
         return problem.box not in over

@@ -346,6 +346,52 @@ def test_groups_whose_order_was_not_seen_take_their_counter_clockwise_place():
     assert done.boxes == tuple(order) and done.tile_counts == (4,) * 8
 
 
+def test_a_stack_that_came_out_of_sight_or_was_first_found_in_its_box_has_its_place_assumed():
+    """two_rows_wine/incorrect_delivery_20600 (session 26): the first stack, lost under the
+    dealer's hand, was carried unseen over box 8 to box 1; its coasting track lay still over
+    box 8 for a moment, and the deal was read as begun at box 8. Out of sight a tile comes to
+    rest nowhere; when tiles first found in a box came there is not known: their group's place
+    in the order is assumed (``order_seen=False``), never evidence of the order."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    deliver(table, 3, range(4))
+    table.step(2)  # box 3's group closes
+    table.hidden |= set(range(4, 8))
+    table.put(*(tile(i, (300.0 + 40 * 5, 200.0), "box_5") for i in range(4, 8)))
+    table.step(4)  # carried unseen over box 5, lying still there longer than zone_hold_s
+    table.hidden -= set(range(4, 8))
+    table.drop(*range(4, 8))
+    table.step(2)
+    table.put(*(tile(i, (300.0 + 40 * 4, 200.0), "box_4") for i in range(40, 44)))  # new ids
+    table.step(5)
+    groups = table.of(GroupDelivered)
+    assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, False)]
+
+
+def test_a_track_back_in_sight_where_it_once_rested_arrives_there_anew():
+    """teal_dim/exposed_during_stacking_20000 (session 26): a lost tile's track was found for
+    a moment in box 3 before the deal (a player's hand read as a tile), went off moving and
+    out of sight, and took box 3's stack when it was dealt: it rested in box 3 already, so
+    box 3 was served only when the stack was spread, last (a false out of order). A track seen
+    again at rest after it was out of sight away from its zone came where it is anew."""
+    table = woodpile_table()
+    table.put(tile(90, (300.0 + 40 * 3, 200.0), "box_3"))
+    table.step(3)  # rests in box 3 while bets are open: no delivery
+    table.put(tile(90, (300.0 + 40 * 3, 260.0), "table"))
+    table.step(1)
+    table.hidden.add(90)
+    table.step(2)  # out of sight, away
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    assert not table.of(GroupDelivered)
+    table.drop(*range(4))  # the first stack, lifted from the woodpile
+    table.hidden.discard(90)
+    table.put(tile(90, (300.0 + 40 * 3, 200.0), "box_3"))
+    table.step(3)
+    assert [(g.box, g.track_ids) for g in table.of(GroupDelivered)][:1] == [(3, (90,))]
+
+
 def test_a_stack_carried_over_a_served_box_takes_its_id_and_still_counts():
     """Two-row table under a low camera (two_rows_wine, session 18): each stack of four shows
     as one detection; carried to box 4 over box 3, the stack landing in box 4 took the id of

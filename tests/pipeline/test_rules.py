@@ -500,6 +500,19 @@ def test_incorrect_delivery_judges_a_box_passed_over_when_it_is_served_or_the_de
     ]
 
 
+def test_a_first_group_whose_arrival_was_not_seen_is_no_wrong_first_box():
+    """two_rows_wine/incorrect_delivery_20600 (session 26): the first stack, lost under the
+    dealer's hand, was carried unseen over box 6 (here) to the first box; its track lay still
+    over box 6 a moment. A group that came out of sight (order unseen) is no evidence of where
+    the deal began; one seen arriving there is."""
+    order = delivery_order(FIRST)
+    unseen = ((6, ids_of(6), False), *((b, ids_of(b), True) for b in order if b != 6))
+    assert play(Round(groups=unseen)).of("incorrect_delivery") == []
+    seen = ((6, ids_of(6), True), *((b, ids_of(b), True) for b in order if b != 6))
+    (opened,) = play(Round(groups=seen)).of("incorrect_delivery", AlertState.OPEN)
+    assert "first group went to box 6" in opened.message
+
+
 def test_without_a_dice_read_only_a_box_given_five_of_all_32_tiles_is_an_incorrect_delivery():
     """two_rows_wine/incorrect_delivery_20600: the dice unread (a die read tipped here), the
     counts 4 4 4 4 5 3 4 4 once the deal is done. A count needs no first box: the five is

@@ -72,13 +72,19 @@ class Timed:
 
 
 def make_pipeline(
-    args, gated: bool, still_stride: int = 1, read_backs: bool = True, check_pips: bool = True
+    args,
+    gated: bool,
+    still_stride: int = 1,
+    read_backs: bool = True,
+    check_pips: bool = True,
+    find_dice: bool = True,
 ):
     """A :class:`TablePipeline` for the clip (its ``scenario.json`` layout), its detector and
     reader wrapped in :class:`Timed`; gated: motion-gated detector (``--gating`` settings, as a
     review with ``still_stride`` sets them) and face cache; ``read_backs`` False: the face-down
     check reads the face-down boxes only (the reader before 2026-12-02); ``check_pips`` False:
-    no pip check of tile crops (the reader before 2026-12-03)."""
+    no pip check of tile crops (the reader before 2026-12-03); ``find_dice`` False: no dice
+    finder (the pipeline before session 26)."""
     from pipeline.layout import layout_from_scenario
     from pipeline.review import ReviewConfig, pipeline_config
     from pipeline.runner import PipelineConfig, TablePipeline
@@ -96,6 +102,8 @@ def make_pipeline(
     timed_detector, timed_reader = Timed(detector), Timed(reader)
     # the pipeline keeps its face cache around the (timed) reader when gated
     config = PipelineConfig() if gated else PipelineConfig(face_cache=None)
+    if not find_dice:
+        config = replace(config, dice_finder=None)
     pipe = TablePipeline("bench", layout, config, detector=timed_detector, reader=timed_reader)
     return pipe, timed_detector, timed_reader
 
@@ -111,7 +119,7 @@ def run_pipeline(args, gated: bool, stride: int, options: frozenset) -> dict:
 
     still = still_option(options)
     pipe, det, reader = make_pipeline(
-        args, gated, still, "frontsonly" not in options, "nopips" not in options
+        args, gated, still, *(o not in options for o in ("frontsonly", "nopips", "nofinder"))
     )
     skip = StillSkip(stride, still, pipe)
     per_frame, events, last, result = [], [], 0, None

@@ -1,0 +1,108 @@
+"""The dice finder on a drawn dice area: red felt, a printed ring and lettering, dice white,
+one turned 45 degrees, one touching the lettering; a reader stands in for the die reader."""
+
+import cv2
+import numpy as np
+
+from vision.dice_finder import DiceFinder, DiceFinderConfig
+from vision.faces import FACE_CLASSES
+from vision.types import DIE, HAND, Detections
+
+TILE_PX = 68.0  # a die's side is then 17 px
+FELT = (30, 30, 150)
+AREA = np.array([[100, 100], [220, 100], [220, 220], [100, 220]], np.float64)
+DICE_AT = ((140, 135, 0), (185, 150, 45), (150, 185, 0))  # centre x, y, turn (degrees)
+
+
+def die_value_reader(value: int = 3, p: float = 0.97):
+    """Reads every crop as ``die_<value>`` at ``p``, and counts the crops it was given."""
+
+    def read(crops):
+        read.crops += len(crops)
+        probs = np.zeros((len(crops), len(FACE_CLASSES)), np.float32)
+        probs[:, FACE_CLASSES.index(f"die_{value}")] = p
+        probs[:, FACE_CLASSES.index("die_tipped")] = 1 - p
+        return probs
+
+    read.crops = 0
+    return read
+
+
+def table(dice=DICE_AT) -> np.ndarray:
+    image = np.full((320, 320, 3), FELT, np.uint8)
+    cv2.circle(image, (160, 160), 55, (230, 230, 230), 5)  # the printed ring
+    cv2.putText(image, "DICE", (135, 168), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (200, 210, 230), 1)
+    for x, y, turn in dice:
+        corners = cv2.boxPoints(((x, y), (17, 17), turn)).astype(np.int32)
+        cv2.fillConvexPoly(image, corners, (235, 240, 240))
+        cv2.circle(image, (x, y), 2, (20, 20, 20), -1)
+    return image
+
+
+def centres(det: Detections) -> list[tuple[int, int]]:
+    return sorted((round((a + c) / 2), round((b + d) / 2)) for a, b, c, d in det.xyxy)
+
+
+def test_dice_on_the_print_are_found_and_the_print_is_not():
+    finder = DiceFinder(AREA, TILE_PX, die_value_reader())
+    found = finder(table(), Detections())
+    assert len(found) == 3
+    for (x, y), (tx, ty, _) in zip(centres(found), sorted(DICE_AT), strict=True):
+        assert abs(x - tx) <= 2 and abs(y - ty) <= 2
+    assert (found.class_id == DIE).all() and (found.face == FACE_CLASSES.index("die_3")).all()
+    assert np.allclose(found.confidence, DiceFinderConfig().confidence)
+
+
+def test_an_empty_area_finds_nothing():
+    assert len(DiceFinder(AREA, TILE_PX, die_value_reader())(table(dice=()), Detections())) == 0
+
+
+def test_a_blob_the_reader_does_not_read_surely_is_no_die():
+    finder = DiceFinder(AREA, TILE_PX, die_value_reader(p=0.6))
+    assert len(finder(table(), Detections())) == 0
+
+
+def test_what_the_detector_found_is_left_alone():
+    """A die found surely keeps its box; a hand near a blob hides it; a weak die detection
+    where a die is found gives way to it."""
+    x, y, _ = DICE_AT[0]
+    sure = Detections.from_arrays([[x - 9, y - 9, x + 9, y + 9]], [DIE], [0.8])
+    assert len(DiceFinder(AREA, TILE_PX, die_value_reader())(table(), sure)) == 3
+    x, y, _ = DICE_AT[1]
+    hand = Detections.from_arrays([[x + 15, y - 30, x + 60, y + 30]], [HAND], [0.9])
+    found = DiceFinder(AREA, TILE_PX, die_value_reader())(table(), hand)
+    assert (found.class_id == DIE).sum() == 2
+    weak = Detections.from_arrays([[x - 10, y - 10, x + 10, y + 10]], [DIE], [0.3])
+    found = DiceFinder(AREA, TILE_PX, die_value_reader())(table(), weak)
+    assert (found.class_id == DIE).sum() == 3 and (found.confidence >= 0.5).all()
+
+
+def test_a_die_found_where_it_was_is_not_read_again():
+    read = die_value_reader()
+    finder = DiceFinder(AREA, TILE_PX, read)
+    finder(table(), Detections())
+    finder(table(), Detections())
+    assert read.crops == 3
+
+
+def test_a_chip_or_a_hand_sized_blob_is_no_die():
+    image = table(dice=())
+    cv2.circle(image, (160, 150), 20, (40, 200, 230), -1)  # a chip, 40 px across
+    cv2.rectangle(image, (100, 190), (170, 230), (120, 160, 210), -1)  # a hand
+    read = die_value_reader()
+    assert len(DiceFinder(AREA, TILE_PX, read)(image, Detections())) == 0
+    assert read.crops == 0
+
+
+def test_the_die_size_comes_from_the_tile_size():
+    """Dice drawn for 68-px tiles are too small to be the dice of 150-px tiles (a 38-px die):
+    the opening removes them."""
+    assert len(DiceFinder(AREA, 150.0, die_value_reader())(table(), Detections())) == 0
+
+
+def test_a_die_outside_the_dice_area_is_left_to_the_detector():
+    """The round reads dice in the area alone; the finder looks there alone."""
+    assert (
+        len(DiceFinder(AREA, TILE_PX, die_value_reader())(table(((260, 160, 0),)), Detections()))
+        == 0
+    )

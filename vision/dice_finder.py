@@ -1,0 +1,216 @@
+"""The dice finder: dice the detector missed in the dice area, found by their shape and read by
+the die reader.
+
+On a table it never learnt, the detector misses dice that lie plainly on the felt (rendered
+two_rows_wine, a held-out look: one or two of three dice found in 5 of 14 rounds; dice turned
+on the felt or lying on the area's print are the ones it misses). Where the dice land is known
+(the layout's ``dice_area``) and so is a die's size (a quarter of a tile's long side: 16 mm
+dice, 63.5 mm tiles), so the finder looks there for what a die looks like:
+
+1. the dice area, grown by half its size (its felt and print seen around it), in the picture
+   the models see; a die is one whose centre lies in the area itself (the round reads the
+   dice there and nowhere else);
+2. the pixels far from the felt's colour (the Lab distance, lightness counting half; the felt's
+   colour is the area's median: most of it is felt);
+3. a closing with a disc of ``close_die`` of a die's side (a die's pips are filled), then an
+   opening with a disc of ``open_die`` of a die's side: the area's print (rings, letters,
+   lines, all thinner than that) goes and a die stays; a blob longer than ``split_dice`` dice
+   (a die touching print, or two dice touching) is opened again with ``split_die``;
+4. blobs a die's size (``die_side`` of it, a tilted view's visible sides included), filling
+   ``min_fill`` of their box (a die turned 45 degrees fills half) and square (``max_aspect``:
+   the area's lettering, closed into one blob, is not);
+5. each read by the die reader and kept only as a die value (never tipped) read at
+   ``min_read`` or more, where no die, tile or chip the detector found already lies and no hand
+   comes within a die of it (a fingertip is no die).
+
+A found die is a die detection of ``confidence`` (enough to start a track): from there the
+tracker, the round and its rules treat it as any die. Doubt stays doubt: a blob the reader
+does not read surely is not a die, and a tipped die is left to the detector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from vision.faces import DIE_VALUE_CLASSES, crop_square, die_choice
+from vision.types import CHIP, DIE, HAND, TILE_DOWN, TILE_UP, Detections
+
+DIE_TO_TILE = 16.0 / 63.5  # a die's side over a tile's long side
+
+
+@dataclass(frozen=True)
+class DiceFinderConfig:
+    """Each threshold with the trade-off it makes."""
+
+    # the dice area grown by this share of its size on each side, for the felt's colour and
+    # the print around it (a die's centre must lie in the area itself)
+    grow: float = 0.5
+    # Lab distance from the felt's colour of a die's pixels; lower finds dice nearer the
+    # felt's colour, admits more shading and glare
+    min_felt_distance: float = 25.0
+    # the closing disc, in die sides, that fills a die's pips first (a pip is a fifth of a
+    # die): larger fills larger pips, joins a die to print nearer it
+    close_die: float = 0.3
+    # the opening disc, in die sides: larger removes thicker print, loses dice seen smaller
+    open_die: float = 0.6
+    split_dice: float = 2.0
+    split_die: float = 0.85
+    # a blob's box sides, in die sides (long side at most, short side at least)
+    die_side: tuple[float, float] = (0.6, 2.0)
+    min_fill: float = 0.45
+    # a blob's box, long side over short: a die's is square, turned or seen from a tilted
+    # camera up to about 1.3; the area's lettering ("DICE", closed into one blob) is twice as
+    # long as high or more
+    max_aspect: float = 1.5
+    # the die reader's probability of the value: lower finds more dice, admits more blobs
+    # that are no die (a fingertip, a chip's edge) read as one
+    min_read: float = 0.9
+    confidence: float = 0.5  # of a found die (the tracker's die_high_confidence starts a track)
+
+
+class DiceFinder:
+    """Finds dice in one table's dice area. ``area_px``: the area's polygon in the picture the
+    finder is given; ``tile_px``: a tile's long side there; ``read``: crops ``(N, S, S, 3)`` ->
+    probabilities over the face classes (:meth:`vision.face_reader.FaceReader.die_probs`)."""
+
+    def __init__(self, area_px, tile_px: float, read, config: DiceFinderConfig | None = None):
+        self.config = cfg = config or DiceFinderConfig()
+        self.read = read
+        self.die_px = DIE_TO_TILE * tile_px
+        area = np.asarray(area_px, np.float64).reshape(-1, 2)
+        self._area = area.astype(np.float32)
+        lo, hi = area.min(axis=0), area.max(axis=0)
+        grow = cfg.grow * (hi - lo).max()
+        self._lo, self._hi = lo - grow, hi + grow
+        self._known: dict[tuple[int, ...], tuple[int, float]] = {}  # last frame's readings
+
+    def __call__(self, image: np.ndarray, detections: Detections) -> Detections:
+        """``detections`` with the dice found added (weaker die detections where one is found
+        are dropped: the found die stands for them)."""
+        boxes = self.candidates(image)
+        taken = detections.class_id == DIE
+        taken &= detections.confidence >= self.config.confidence
+        taken |= np.isin(detections.class_id, (TILE_DOWN, TILE_UP, CHIP))
+        hands = detections.xyxy[detections.class_id == HAND]
+        boxes = [
+            b for b in boxes
+            if not _covers(detections.xyxy[taken], b).any() and not _touch(hands, b, self.die_px)
+        ]  # fmt: skip
+        found, known = [], {}
+        reads = self._read(image, boxes)
+        for box, (face, p) in zip(boxes, reads, strict=True):
+            known[tuple(box)] = (face, p)
+            if face in DIE_VALUE_CLASSES and p >= self.config.min_read:
+                found.append((box, face, p))
+        self._known = known
+        if not found:
+            return detections
+        weak = (detections.class_id == DIE) & ~taken
+        under = np.zeros(len(detections), bool)  # weaker dice where a die is found
+        for box, _, _ in found:
+            under |= weak & _covers(detections.xyxy, box)
+        kept, n = detections[~under], len(found)
+        xyxy = np.array([b for b, _, _ in found], np.float32).reshape(n, 4)
+        corners = xyxy[:, [[0, 1], [2, 1], [2, 3], [0, 3]]]
+        added = Detections(
+            xyxy,
+            np.full(n, DIE, np.int32),
+            np.full(n, self.config.confidence, np.float32),
+            np.array([f for _, f, _ in found], np.int32),
+            np.array([p for _, _, p in found], np.float32),
+            None if kept.obb is None else corners,
+        )
+        return _joined(kept, added)
+
+    def candidates(self, image: np.ndarray) -> list[tuple[int, int, int, int]]:
+        """Boxes ``(x1, y1, x2, y2)`` of die-like blobs whose centre lies in the dice area
+        (looked for in the grown area: the felt's colour and the print are seen around it)."""
+        cfg, die = self.config, self.die_px
+        h, w = image.shape[:2]
+        x0, y0 = (max(0, int(v)) for v in self._lo)
+        x1, y1 = min(w, int(np.ceil(self._hi[0]))), min(h, int(np.ceil(self._hi[1])))
+        if x1 - x0 < die or y1 - y0 < die:
+            return []
+        lab = cv2.cvtColor(image[y0:y1, x0:x1], cv2.COLOR_BGR2LAB).astype(np.float32)
+        felt = np.median(lab.reshape(-1, 3), axis=0)
+        off = (lab - felt) * np.array([0.5**0.5, 1.0, 1.0], np.float32)
+        far = (np.sqrt((off**2).sum(axis=2)) > cfg.min_felt_distance).astype(np.uint8)
+        mask = _opened(_closed(far, cfg.close_die * die), cfg.open_die * die)
+        labels, blobs = _blobs(mask)
+        long = [i + 1 for i, b in enumerate(blobs) if max(b[2], b[3]) > cfg.split_dice * die]
+        if long:
+            again = np.isin(labels, long).astype(np.uint8)
+            blobs += _blobs(_opened(again, cfg.split_die * die))[1]
+        lo, hi = cfg.die_side[0] * die, cfg.die_side[1] * die
+        boxes = [
+            (x0 + x, y0 + y, x0 + x + bw, y0 + y + bh)
+            for x, y, bw, bh, area in blobs
+            if max(bw, bh) <= hi
+            and min(bw, bh) >= lo
+            and area >= cfg.min_fill * bw * bh
+            and max(bw, bh) <= cfg.max_aspect * min(bw, bh)
+        ]
+        return [b for b in boxes if self._inside((b[0] + b[2]) / 2, (b[1] + b[3]) / 2)]
+
+    def _inside(self, x: float, y: float) -> bool:
+        return cv2.pointPolygonTest(self._area, (float(x), float(y)), False) >= 0
+
+    def _read(self, image, boxes) -> list[tuple[int, float]]:
+        """(class, probability) per box: the last frame's reading for a box found again where
+        it was, else the die reader's."""
+        new = [b for b in boxes if tuple(b) not in self._known]
+        read = {}
+        if new:
+            faces, probs = die_choice(self.read(np.stack([crop_square(image, b) for b in new])))
+            read = {tuple(b): (int(f), float(p)) for b, f, p in zip(new, faces, probs, strict=True)}
+        return [self._known.get(tuple(b)) or read[tuple(b)] for b in boxes]
+
+
+def _opened(mask: np.ndarray, disc_px: float) -> np.ndarray:
+    return cv2.morphologyEx(mask, cv2.MORPH_OPEN, _disc(disc_px))
+
+
+def _closed(mask: np.ndarray, disc_px: float) -> np.ndarray:
+    return cv2.morphologyEx(mask, cv2.MORPH_CLOSE, _disc(disc_px))
+
+
+def _disc(px: float) -> np.ndarray:
+    k = max(3, round(px) | 1)
+    return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
+
+
+def _blobs(mask: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int, int, int]]]:
+    """The blobs' labels (0: none, ``i + 1``: the ``i``-th blob) and ``(x, y, w, h, area)`` of
+    each connected blob."""
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
+    return labels, [tuple(int(v) for v in stats[i]) for i in range(1, n)]
+
+
+def _covers(xyxy: np.ndarray, box) -> np.ndarray:
+    """Which of the boxes ``xyxy`` hold the centre of ``box``."""
+    cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+    x1, y1, x2, y2 = np.asarray(xyxy, np.float64).reshape(-1, 4).T
+    return (x1 <= cx) & (cx <= x2) & (y1 <= cy) & (cy <= y2)
+
+
+def _touch(xyxy: np.ndarray, box, reach: float) -> bool:
+    """Whether any of the boxes ``xyxy`` comes within ``reach`` of ``box``."""
+    x1, y1, x2, y2 = np.asarray(xyxy, np.float64).reshape(-1, 4).T
+    apart_x = np.maximum(x1 - box[2], box[0] - x2)
+    apart_y = np.maximum(y1 - box[3], box[1] - y2)
+    return bool((np.maximum(apart_x, apart_y) < reach).any())
+
+
+def _joined(a: Detections, b: Detections) -> Detections:
+    obb = None if a.obb is None else np.concatenate([a.obb, b.obb])
+    return Detections(
+        np.concatenate([a.xyxy, b.xyxy]),
+        np.concatenate([a.class_id, b.class_id]),
+        np.concatenate([a.confidence, b.confidence]),
+        np.concatenate([a.face, b.face]),
+        np.concatenate([a.face_confidence, b.face_confidence]),
+        obb,
+    )
