@@ -305,6 +305,23 @@ def test_delivery_in_order_with_groups_and_counts():
     assert table.state.hands[3] == (0, 1, 2, 3)
 
 
+def test_a_tile_slid_over_its_box_outline_at_the_deals_end_still_counts():
+    """teal_dim/clean_10001 (session 26): as the deal ended, a player spreading their tiles slid
+    one just over box 3's outline onto the bare felt; the count at DeliveryDone read 3. A tile
+    dealt to a box that lies outside every zone is still that box's."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    order = delivery_order(3)
+    for k, box in enumerate(order):
+        deliver(table, box, range(4 * k, 4 * k + 4))
+    table.put(tile(3, (300.0 + 40 * 3, 240.0), "table"))
+    table.step(4)
+    (done,) = table.of(DeliveryDone)
+    assert done.tile_counts == (4,) * 8
+    assert len(table.state.hands[3]) == 4
+
+
 def test_the_last_stack_carried_to_a_far_box_after_the_woodpile_empties_is_counted():
     """Two-row table (two_rows_wine, session 24): the last stack leaves the woodpile, which is
     then seen empty, and comes to rest in box 2 a second later, longer than delivery_quiet_s.
