@@ -22,7 +22,9 @@ from pipeline.round.tracks import FrameView, ZoneMove
 __all__ = ["delivery"]
 
 WOODPILE = "woodpile"
-BARE_FELT = "table"  # the felt outside every zone
+# no place of the game: the felt outside every zone, and beyond the table's outline (all bare
+# felt where a layout has none; pipeline.layout's ``table`` and ``off_table``)
+NO_PLACE = ("table", "off_table")
 
 
 def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[ZoneMove]:
@@ -130,8 +132,8 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
     """The woodpile seen empty and no tile arriving for ``delivery_quiet_s``: done; with fewer
     than eight boxes served, for ``delivery_short_quiet_s`` (the last stack, lifted from the
     emptied woodpile, is carried to a far box, and comes to rest there a moment later). Each
-    box's count is then its tiles lying in it, and those dealt to it that lie just outside
-    every zone (a player's tile slid over the box's outline is still that player's)."""
+    box's count is then its tiles lying in it, and those dealt to it that lie in no place of
+    the game (a player's tile slid over the box's outline is still that player's)."""
     if memory.delivery_done or memory.group or not memory.groups:
         return []
     if any(t.last_seen_frame == view.frame for t in view.resting_in(WOODPILE)):
@@ -145,7 +147,9 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
     if view.time_s - memory.delivery_quiet_since_s < quiet_s:
         return []
     memory.delivery_done = True
-    off = [t.track_id for t in view.resting_in(BARE_FELT) if t.track_id in memory.delivered]
+    off = [
+        t.track_id for z in NO_PLACE for t in view.resting_in(z) if t.track_id in memory.delivered
+    ]
     memory.recount(
         {
             box: [t.track_id for t in view.resting_in(f"box_{box}")]

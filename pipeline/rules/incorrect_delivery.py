@@ -9,7 +9,7 @@ Each :class:`GroupDelivered` is checked against the flat dice's first box with
 again, complete, at :class:`DeliveryDone`. Empty boxes are those with no chips and not the
 chung. Where the camera missed the order of some groups (``order_seen=False``: dealt while it
 was blind, or set down out of its sight under the dealer's hand) their order is assumed, so
-no order problem is raised for them. Boxes passed over are judged only once the
+no order or first-box problem is raised for them. Boxes passed over are judged only once the
 delivery is done: while the deal runs, the dealer's arm may lie over a box already served.
 One alert per round, at the box of the first problem; later problems are more evidence.
 Without a dice read (unread, or not flat) only a box given more than four tiles is judged, once

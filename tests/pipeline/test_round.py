@@ -286,13 +286,19 @@ def test_die_not_flat_then_reshaken():
     assert reads[0].values == (2, None, 6)
 
 
-def test_delivery_in_order_with_groups_and_counts():
-    table = woodpile_table()
-    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+def deal_from_box_3(table: Table) -> list[int]:
+    """Dice totalling 3 (first box 3), then four tiles to each box in order; the order."""
+    table.put(die(300, 1), die(301, 1), die(302, 1))
     table.step(2)
     order = delivery_order(3)
     for k, box in enumerate(order):
         deliver(table, box, range(4 * k, 4 * k + 4))
+    return order
+
+
+def test_delivery_in_order_with_groups_and_counts():
+    table = woodpile_table()
+    order = deal_from_box_3(table)
     table.step(4)  # the woodpile stays empty for delivery_quiet_s
     groups = table.of(GroupDelivered)
     assert [(g.box, g.order_index, g.tile_count) for g in groups] == [
@@ -310,11 +316,7 @@ def test_a_tile_slid_over_its_box_outline_at_the_deals_end_still_counts():
     one just over box 3's outline onto the bare felt; the count at DeliveryDone read 3. A tile
     dealt to a box that lies outside every zone is still that box's."""
     table = woodpile_table()
-    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
-    table.step(2)
-    order = delivery_order(3)
-    for k, box in enumerate(order):
-        deliver(table, box, range(4 * k, 4 * k + 4))
+    deal_from_box_3(table)
     table.put(tile(3, (300.0 + 40 * 3, 240.0), "table"))
     table.step(4)
     (done,) = table.of(DeliveryDone)
