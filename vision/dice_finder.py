@@ -123,7 +123,7 @@ class DiceFinder:
             np.array([p for _, _, p in found], np.float32),
             None if kept.obb is None else corners,
         )
-        return _joined(kept, added)
+        return Detections.concat([kept, added])
 
     def candidates(self, image: np.ndarray) -> list[tuple[int, int, int, int]]:
         """Boxes ``(x1, y1, x2, y2)`` of die-like blobs whose centre lies in the dice area
@@ -202,15 +202,3 @@ def _touch(xyxy: np.ndarray, box, reach: float) -> bool:
     apart_x = np.maximum(x1 - box[2], box[0] - x2)
     apart_y = np.maximum(y1 - box[3], box[1] - y2)
     return bool((np.maximum(apart_x, apart_y) < reach).any())
-
-
-def _joined(a: Detections, b: Detections) -> Detections:
-    obb = None if a.obb is None else np.concatenate([a.obb, b.obb])
-    return Detections(
-        np.concatenate([a.xyxy, b.xyxy]),
-        np.concatenate([a.class_id, b.class_id]),
-        np.concatenate([a.confidence, b.confidence]),
-        np.concatenate([a.face, b.face]),
-        np.concatenate([a.face_confidence, b.face_confidence]),
-        obb,
-    )

@@ -228,23 +228,6 @@ def _same_kind(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (a[:, None] == b[None, :]) | (tile_a[:, None] & tile_b[None, :])
 
 
-def _concat(parts: list[Detections]) -> Detections:
-    parts = [p for p in parts if len(p)]
-    if not parts:
-        return Detections()
-    if len(parts) == 1:
-        return parts[0]
-    obb = None if any(p.obb is None for p in parts) else np.concatenate([p.obb for p in parts])
-    return Detections(
-        np.concatenate([p.xyxy for p in parts]),
-        np.concatenate([p.class_id for p in parts]),
-        np.concatenate([p.confidence for p in parts]),
-        np.concatenate([p.face for p in parts]),
-        np.concatenate([p.face_confidence for p in parts]),
-        obb,
-    )
-
-
 class GatedDetector:
     """``Frame -> Detections`` like :class:`vision.detector.Detector`, detecting only where the
     picture changed since the detections were made. Call once per frame, in capture order."""
@@ -419,7 +402,7 @@ class GatedDetector:
             ) & _same_kind(old.class_id, new.class_id)
         drop_new = ~fresh & dup[~stale].any(axis=0)
         drop_old = stale | dup[:, fresh].any(axis=1)
-        return _concat([old[~drop_old], new[~drop_new]])
+        return Detections.concat([old[~drop_old], new[~drop_new]])
 
     def _update_reference(self, current: np.ndarray, interior) -> None:
         """Take the current picture as the reference on the mask pixels wholly inside

@@ -60,6 +60,25 @@ class Detections:
             np.zeros(n, np.float32),
         )
 
+    @staticmethod
+    def concat(parts: list[Detections]) -> Detections:
+        """The rows of ``parts`` in order, as one ``Detections`` (``obb`` kept only where every
+        part with rows has one)."""
+        parts = [p for p in parts if len(p)]
+        if not parts:
+            return Detections()
+        if len(parts) == 1:
+            return parts[0]
+        obb = None if any(p.obb is None for p in parts) else np.concatenate([p.obb for p in parts])
+        return Detections(
+            np.concatenate([p.xyxy for p in parts]),
+            np.concatenate([p.class_id for p in parts]),
+            np.concatenate([p.confidence for p in parts]),
+            np.concatenate([p.face for p in parts]),
+            np.concatenate([p.face_confidence for p in parts]),
+            obb,
+        )
+
     def __getitem__(self, mask) -> Detections:
         """Rows selected by a boolean mask or an index array, as a new ``Detections``."""
         return Detections(
