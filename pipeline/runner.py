@@ -169,8 +169,16 @@ class TablePipeline:
         seen = self._seen(frame)
         found = self.reader(seen.image, self.detector(seen))
         if self.finder is not None:
-            found = self.finder(seen.image, found)
+            found = self.finder(seen.image, found, self._changed())
         return found if seen is frame else self.view.to_frame(found)
+
+    def _changed(self) -> tuple | None:
+        """Where the motion gate saw the picture change at its last frame (the view's px; ``()``:
+        nowhere, it carried its detections), None: anywhere (a full detection, or no gate)."""
+        decision = getattr(self.detector, "last_decision", None)
+        if decision is None or decision.kind == "full":
+            return None
+        return decision.regions
 
     def _seen(self, frame: Frame) -> Frame:
         """``frame`` as the models see it: the table view (``frame`` itself where there is none

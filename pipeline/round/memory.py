@@ -26,8 +26,8 @@ class RoundConfig:
     motion_norm: float = 0.04  # step per frame / long side that counts as moving; higher: less
     # jitter read as motion, but a weak wash may go unseen
     wager_hold_s: float = 1.0  # after "no more bets", before the exposure, a box's chip
-    # stacks changed count only once seen changed, uncovered, this long (a hand or arm over
-    # the box makes its chips unknown, not gone); lower: late wagers reported sooner, but
+    # stacks changed count only once seen changed, uncovered throughout, this long (a hand or
+    # arm over the box makes its chips unknown, not gone); lower: late wagers reported sooner, but
     # chips re-found slowly after a hand leaves, or fingertips read as a chip, make false ones
     settle_hold_s: float = 0.5  # once hands are exposed, a box's chip stacks changed count
     # (a payout, a loss taken) only once seen changed, uncovered, this long; lower: a payout
@@ -147,12 +147,14 @@ class OpenGroup:
 @dataclass(frozen=True, slots=True)
 class ChipSighting:
     """A box's chip stacks seen at another count than believed, uncovered: the count, the
-    frame and time first seen so, and when a hand was last over the box before that."""
+    frame and time first seen so, when a hand was last over the box before that, and since
+    when the count has been seen uncovered throughout (None: the box is covered now)."""
 
     count: int
     frame: int
     time_s: float
     reached_s: float | None
+    uncovered_s: float | None
 
     def handled(self, reach_s: float) -> bool:
         """A hand was over the box in the ``reach_s`` before: chips do not move by themselves."""

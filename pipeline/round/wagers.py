@@ -18,6 +18,8 @@ the order of :data:`pipeline.round.phases.STEPS`).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pipeline.round.events import BankStaked, NoMoreBets, Phase, TableEvent, WagerChanged
 from pipeline.round.hands import settle_box
 from pipeline.round.memory import (
@@ -52,6 +54,8 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     else:
         memory.chips_changing.clear()
         memory.chip_spots = spots
+        for box in covered_boxes(view, memory, cfg):  # a hand there before the bets closed
+            memory.covered_s[box] = view.time_s  # may have set down what is seen after
         for box in set(counts) | set(memory.chips_sure):
             standing = counts.get(box, 0) == memory.chips.get(box, 0)
             most = memory.chips_sure.get(box, 0) if standing else 0
@@ -148,7 +152,8 @@ def _guarded_counts(
 ) -> dict[int, int]:
     """The chip counts to believe after "no more bets": a box a hand lies over keeps its
     count (unknown, not changed); a box seen uncovered with another count gets it once that
-    count has held ``wager_hold_s`` (``settle_hold_s`` once hands are exposed), if a hand was
+    count has held, uncovered throughout (a cover starts the hold again), ``wager_hold_s``
+    (``settle_hold_s`` once hands are exposed), if a hand was
     near the box in the ``wager_reach_s`` before it was first seen so. Chips are judged before
     the cover and after it: a count first seen with no hand near (the detector's doubt) that
     is the same after a hand came and went was not changed by the hand. Held ``recount_s``
@@ -163,20 +168,26 @@ def _guarded_counts(
     believed = dict(memory.chips)
     hold_s = cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
     for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
-        if box in covered:
-            continue  # unknown: what was seen before the cover stands
+        sighting = memory.chips_changing.get(box)
+        if box in covered:  # unknown: what was seen before the cover stands; a count seen
+            if sighting is not None:  # changed must hold again once uncovered
+                memory.chips_changing[box] = replace(sighting, uncovered_s=None)
+            continue
         now = seen.get(box, 0)
         if now == memory.chips.get(box, 0):
             memory.chips_changing.pop(box, None)
             if now:
                 memory.chip_spots[box] = spots[box]
             continue
-        sighting = memory.chips_changing.get(box)
         if sighting is None or sighting.count != now:
             reached_s = memory.covered_s.get(box)
-            memory.chips_changing[box] = ChipSighting(now, view.frame, view.time_s, reached_s)
+            memory.chips_changing[box] = ChipSighting(
+                now, view.frame, view.time_s, reached_s, view.time_s
+            )
             continue
-        held_s = view.time_s - sighting.time_s
+        if sighting.uncovered_s is None:  # the same count before the cover and after it
+            sighting = memory.chips_changing[box] = replace(sighting, uncovered_s=view.time_s)
+        held_s = view.time_s - sighting.uncovered_s
         if _never_sure(memory, box, now):  # stacks never seen surely are gone: doubt
             if held_s < hold_s:
                 continue

@@ -688,9 +688,35 @@ def test_a_count_the_same_before_and_after_a_hand_was_not_changed_by_it():
     table.put(hand(900, (20.0, 20.0), "box_2"))
     table.step(3)
     table.drop(900)
-    table.step(10)
+    table.step(13)
+    assert table.state.chips_per_box[2] == 2  # the hold starts again after the cover
+    table.step(3)
     assert len(table.of(WagerChanged)) == 1
-    assert table.state.chips_per_box[2] == 1  # recounted once held recount_s
+    assert table.state.chips_per_box[2] == 1  # recounted once held recount_s uncovered
+
+
+def test_a_change_seen_between_covers_must_hold_uncovered_throughout():
+    """Chips gone from view as the dealer's hands pass over the box again and again (a
+    printed chip circle under the delivery, two_rows_wine): each cover starts the hold again,
+    so a count seen only in glimpses shorter than ``wager_hold_s`` is never believed; held
+    uncovered that long, it is."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"), chip(101, "box_2", (12.0, 0.0)))
+    table.step(6)
+    assert [(w.box, w.after) for w in table.of(WagerChanged)] == [(2, 2)]
+    table.put(hand(900, (20.0, 20.0), "box_2"))
+    table.step(2)
+    table.drop(101)  # gone under the hand
+    for _ in range(4):  # glimpses of 0.8 s between covers: 3.2 s in all
+        table.drop(900)
+        table.step(4)
+        table.put(hand(900, (20.0, 20.0), "box_2"))
+        table.step(1)
+    assert len(table.of(WagerChanged)) == 1
+    table.drop(900)
+    table.step(6)
+    late = table.of(WagerChanged)[-1]
+    assert (late.box, late.before, late.after, late.after_no_more_bets) == (2, 2, 1, True)
 
 
 def test_stacks_no_hand_was_seen_to_place_are_doubt_and_recounted_silently():

@@ -6,7 +6,7 @@ import numpy as np
 
 from vision.dice_finder import DiceFinder, DiceFinderConfig
 from vision.faces import FACE_CLASSES
-from vision.types import DIE, HAND, Detections
+from vision.types import CHIP, DIE, HAND, Detections
 
 TILE_PX = 68.0  # a die's side is then 17 px
 FELT = (30, 30, 150)
@@ -106,3 +106,53 @@ def test_a_die_outside_the_dice_area_is_left_to_the_detector():
         len(DiceFinder(AREA, TILE_PX, die_value_reader())(table(((260, 160, 0),)), Detections()))
         == 0
     )
+
+
+def test_a_weak_chip_does_not_hide_a_die_and_a_sure_one_does():
+    """The detector torn between a die and a chip at one place (two_rows_wine: a die at 0.32,
+    a chip at 0.3) has found no chip there."""
+    x, y, _ = DICE_AT[0]
+    for chip_confidence, dice in ((0.3, 3), (0.8, 2)):
+        chip = Detections.from_arrays([[x - 12, y - 12, x + 12, y + 12]], [CHIP], [chip_confidence])
+        found = DiceFinder(AREA, TILE_PX, die_value_reader())(table(), chip)
+        assert (found.class_id == DIE).sum() == dice
+
+
+def detected_die(face: str | None, face_confidence: float, at=DICE_AT[0]) -> Detections:
+    """One die the detector found, its box loose around the drawn die, read as ``face``."""
+    x, y, _ = at
+    d = Detections.from_arrays([[x - 13, y - 11, x + 12, y + 13]], [DIE], [0.8])
+    d.face[0] = -1 if face is None else FACE_CLASSES.index(face)
+    d.face_confidence[0] = face_confidence
+    return d
+
+
+def test_a_detected_die_read_unsurely_or_tipped_takes_the_blob_s_sure_reading():
+    for face, p in (("die_5", 0.3), ("die_tipped", 0.75), (None, 0.0)):
+        found = DiceFinder(AREA, TILE_PX, die_value_reader(3, 0.96))(table(), detected_die(face, p))
+        first = np.flatnonzero(found.confidence == 0.8)
+        assert len(first) == 1 and (found.class_id == DIE).sum() == 3
+        assert found.face[first[0]] == FACE_CLASSES.index("die_3")
+        assert np.isclose(found.face_confidence[first[0]], 0.96)
+        assert np.allclose(found.xyxy[first[0]], detected_die(face, p).xyxy[0])  # its own box
+
+
+def test_a_sure_reading_or_a_tipped_one_the_blob_does_not_contradict_stands():
+    for face, p, reader in (
+        ("die_5", 0.95, die_value_reader(3, 0.97)),  # the detector's own reading is sure
+        ("die_tipped", 0.75, die_value_reader(3, 0.6)),  # the blob is not read surely
+    ):
+        found = DiceFinder(AREA, TILE_PX, reader)(table(), detected_die(face, p))
+        first = np.flatnonzero(found.confidence == 0.8)[0]
+        assert found.face[first] == FACE_CLASSES.index(face)
+        assert np.isclose(found.face_confidence[first], p)
+
+
+def test_where_the_picture_did_not_change_the_last_finds_stand_unlooked_at():
+    """The motion gate's regions (``changed``): none touching the area, the last call's dice
+    stand even on a picture that would find none; a change over the area looks again."""
+    finder = DiceFinder(AREA, TILE_PX, die_value_reader())
+    assert len(finder(table(), Detections(), None)) == 3
+    assert len(finder(table(dice=()), Detections(), ())) == 3  # carried: nothing looked at
+    assert len(finder(table(dice=()), Detections(), ((300, 0, 320, 20),))) == 3  # elsewhere
+    assert len(finder(table(dice=()), Detections(), ((150, 150, 400, 400),))) == 0
