@@ -111,13 +111,35 @@ def test_a_hand_passing_over_a_row_takes_one_tile_and_leaves_its_neighbours_thei
     assert got == {ids[1]: 112, ids[2]: 124, ids[0]: 300}
 
 
+def test_a_face_is_known_once_read_in_two_frames():
+    """One frame's reading is no evidence yet (a dark face misread at 0.9 for one frame, the
+    bank's hand judged on it: teal_dim); the second reading of the same face makes it known,
+    and a different second reading does not."""
+    tracker = Tracker()
+    [once] = tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 0)
+    assert once.face is None and once.face_up is True
+    [twice] = tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 1)
+    assert twice.face == "6-6"
+    other = FACE_CLASSES.index("tile_1-1")
+    tracker = Tracker()
+    tracker.update(dets([tile(100)], [TILE_UP], faces=[other]), 0)
+    [mixed] = tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 1)
+    assert mixed.face is None
+    assert TrackerConfig().min_face_reads == 2
+
+
+def read_twice(tracker: Tracker, face: int, frame: int) -> list:
+    tracker.update(dets([tile(100)], [TILE_UP], faces=[face]), frame)
+    return tracker.update(dets([tile(100)], [TILE_UP], faces=[face]), frame + 1)
+
+
 def test_face_is_remembered_when_the_tile_turns_face_down():
     tracker = Tracker()
-    tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 0)
-    [down] = tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 1)
+    read_twice(tracker, SIX_SIX, 0)
+    [down] = tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 2)
     assert down.face == "6-6" and down.face_up is False
     other = FACE_CLASSES.index("tile_1-1")
-    [up] = tracker.update(dets([tile(100)], [TILE_UP], faces=[other]), 2)
+    [up] = read_twice(tracker, other, 3)
     assert up.face == "1-1" and up.face_up is True  # a new face-up episode: the new reading
 
 
@@ -125,13 +147,13 @@ def test_a_tile_turned_up_again_has_no_face_until_it_is_read_again():
     """Its side seen at an angle is taken for face up: the face remembered from before is no
     sight of what it shows now; face down again, it keeps that face."""
     tracker = Tracker()
-    tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 0)
-    tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 1)
-    [up] = tracker.update(dets([tile(100)], [TILE_UP], faces=[-1]), 2)
+    read_twice(tracker, SIX_SIX, 0)
+    tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 2)
+    [up] = tracker.update(dets([tile(100)], [TILE_UP], faces=[-1]), 3)
     assert up.face is None and up.face_up is True
-    [down] = tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 3)
+    [down] = tracker.update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 4)
     assert down.face == "6-6"
-    [read] = tracker.update(dets([tile(100)], [TILE_UP], faces=[SIX_SIX]), 4)
+    [read] = read_twice(tracker, SIX_SIX, 5)
     assert read.face == "6-6" and read.face_up is True
 
 
@@ -328,14 +350,15 @@ def test_faces_survive_a_weak_wash_but_not_tiles_swapping_places():
     tile; one that only jitters in place is still known."""
     one, two = FACE_CLASSES.index("tile_1-1"), FACE_CLASSES.index("tile_2-2")
     tracker = Tracker()
-    tracker.update(dets([tile(100), tile(130)], [TILE_UP] * 2, faces=[one, two]), 0)
-    tracker.update(dets([tile(100), tile(130)], [TILE_DOWN] * 2, faces=[-1, -1]), 1)
-    jitter = tracker.update(dets([tile(102), tile(128)], [TILE_DOWN] * 2, faces=[-1, -1]), 2)
+    for f in (0, 1):  # read in two frames: known
+        tracker.update(dets([tile(100), tile(130)], [TILE_UP] * 2, faces=[one, two]), f)
+    tracker.update(dets([tile(100), tile(130)], [TILE_DOWN] * 2, faces=[-1, -1]), 2)
+    jitter = tracker.update(dets([tile(102), tile(128)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
     assert [t.face for t in jitter] == ["1-1", "2-2"]
     # one tile comes to lie near the second's place, the other 22 px beyond it: the least
     # motion says the second stayed (it keeps its face) and the first jumped past it onto a
     # place nearer the second's than its own, so it may be the second: its face is forgotten
-    crossed = tracker.update(dets([tile(124), tile(150)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
+    crossed = tracker.update(dets([tile(124), tile(150)], [TILE_DOWN] * 2, faces=[-1, -1]), 4)
     assert {t.xyxy[0]: t.face for t in crossed} == {124: "2-2", 150: None}
 
 
@@ -346,10 +369,11 @@ def test_tiles_pushed_along_together_keep_their_faces():
     pushed together, not swapped, and keep their faces."""
     one, two = FACE_CLASSES.index("tile_1-1"), FACE_CLASSES.index("tile_2-2")
     tracker = Tracker()
-    tracker.update(dets([tile(100), tile(111)], [TILE_UP] * 2, faces=[one, two]), 0)
-    tracker.update(dets([tile(100), tile(111)], [TILE_DOWN] * 2, faces=[-1, -1]), 1)
-    tracker.update(dets([tile(104), tile(115)], [TILE_DOWN] * 2, faces=[-1, -1]), 2)
-    pushed = tracker.update(dets([tile(112), tile(123)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
+    for f in (0, 1):  # read in two frames: known
+        tracker.update(dets([tile(100), tile(111)], [TILE_UP] * 2, faces=[one, two]), f)
+    tracker.update(dets([tile(100), tile(111)], [TILE_DOWN] * 2, faces=[-1, -1]), 2)
+    tracker.update(dets([tile(104), tile(115)], [TILE_DOWN] * 2, faces=[-1, -1]), 3)
+    pushed = tracker.update(dets([tile(112), tile(123)], [TILE_DOWN] * 2, faces=[-1, -1]), 4)
     assert {t.xyxy[0]: t.face for t in pushed} == {112: "1-1", 123: "2-2"}
 
 

@@ -49,6 +49,10 @@ class TrackerConfig:
     # once came out with a stale 5-5 for its 1-6); higher needs more misreads in a row to
     # flip a face (at 0.8, three readings at 0.9 or more).
     face_vote_decay: float = 0.8
+    # A tile's face is reported only once read in this many frames (its votes' leader): one
+    # frame's misreading (a dark face read 4-6 at 0.9 for its 1-3) judges a hand wrongly;
+    # higher: faces known later, a tile exposed for fewer frames is reported unread.
+    min_face_reads: int = 2
     # A die is read from its last few frames: a frame's reading counts when it is a value at
     # this probability or more (docs/detection.md). A die read die_tipped in the window's
     # majority is not flat; one that stays unread is doubt (the throw unread, no alert).

@@ -53,11 +53,12 @@ def remember_face(t: TrackState, face: int, weight: float, config: TrackerConfig
     if face < 0 or t.class_id != TILE_UP or FACE_CLASSES[face].startswith("die_"):
         return  # no reading, or a tile read as a die: ignore it
     if t.turned_down:  # a tile turned up again shows what it shows now
-        t.face_votes, t.turned_down = {}, False
+        t.face_votes, t.face_reads, t.turned_down = {}, {}, False
     # older readings count less: a track that came to lie on another tile takes its face
     keep = config.face_vote_decay
     t.face_votes = {k: v * keep for k, v in t.face_votes.items()}
     t.face_votes[face] = t.face_votes.get(face, 0.0) + weight
+    t.face_reads[face] = t.face_reads.get(face, 0) + 1
 
 
 def forget_ambiguous_faces(
@@ -93,7 +94,7 @@ def forget_ambiguous_faces(
         short_side = min(t.xyxy[2] - t.xyxy[0], t.xyxy[3] - t.xyxy[1])
         nearer = dist.min() < dist_own and dist_own >= config.swap_min_move_frac * short_side
         if nearer and not _moved_together(t.track_id, others[int(dist.argmin())], now, before):
-            t.face_votes = {}
+            t.face_votes, t.face_reads = {}, {}
 
 
 def _moved_together(a: int, b: int, now: dict[int, np.ndarray], before: dict) -> bool:
@@ -111,7 +112,7 @@ def _moved_together(a: int, b: int, now: dict[int, np.ndarray], before: dict) ->
 
 def forget(t: TrackState) -> None:
     """Drop everything read of ``t`` (the track now follows what may be another object)."""
-    t.face_votes, t.die_reads = {}, deque()
+    t.face_votes, t.face_reads, t.die_reads = {}, {}, deque()
 
 
 def known_face(t: TrackState) -> int:
@@ -119,11 +120,14 @@ def known_face(t: TrackState) -> int:
     return max(t.face_votes, key=t.face_votes.__getitem__) if t.face_votes else -1
 
 
-def shown_face(t: TrackState) -> tuple[str | None, int | None]:
+def shown_face(t: TrackState, min_reads: int = 1) -> tuple[str | None, int | None]:
     """``(face, die_value)`` as a :class:`vision.types.Track` reports them: a tile's face
-    ("6-6"; ``DIE_TIPPED`` for a die not lying flat), a die's value; None where unknown, and a
-    tile turned up again has no face until it is read."""
+    ("6-6"; ``DIE_TIPPED`` for a die not lying flat), a die's value; None where unknown, a
+    tile's face read in fewer than ``min_reads`` frames included, and a tile turned up again
+    has no face until it is read."""
     face_index = known_face(t)
+    if t.is_tile and t.face_reads.get(face_index, 0) < min_reads:
+        face_index = -1  # one frame's reading is no evidence yet
     known = reading(face_index, 1.0) if face_index >= 0 else None
     face = DIE_TIPPED if face_index == TIPPED else known.face if known else None
     if t.class_id == TILE_UP and t.turned_down:

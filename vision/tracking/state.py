@@ -23,6 +23,7 @@ class TrackState:
     last_seen: int
     velocity: np.ndarray = field(default_factory=lambda: np.zeros(4))
     face_votes: dict[int, float] = field(default_factory=dict)
+    face_reads: dict[int, int] = field(default_factory=dict)  # frames each face was read in
     die_reads: deque[int] = field(default_factory=deque)  # recent die readings, -1 unsure
     turned_down: bool = False  # seen face down since the last face reading
     carrier: int | None = None  # id of the tile this hidden tile lies beneath

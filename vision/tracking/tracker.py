@@ -165,7 +165,7 @@ class Tracker:
         return [self._snapshot(t, z, frame_index) for t, z in zip(tracks, zones, strict=True)]
 
     def _snapshot(self, t: TrackState, zone: str | None, frame_index: int) -> Track:
-        face, die_value = identity.shown_face(t)
+        face, die_value = identity.shown_face(t, self.config.min_face_reads)
         return Track(
             track_id=t.track_id,
             xyxy=tuple(float(v) for v in t.xyxy),
