@@ -144,6 +144,7 @@ def summary_of(runs: list[ClipRun], clips: list[dict], detection: DetectionEvalu
         "dice_correct": round(sum(c["dice_ok"] for c in clips) / n, 3),
         "first_box_correct": round(sum(c["first_box_ok"] for c in clips) / n, 3),
         "delivery_order_correct": round(sum(c["delivery_ok"] for c in clips) / n, 3),
+        "delivery_boxes_correct": round(sum(c["delivery_boxes_ok"] for c in clips) / n, 3),
         "hand_membership": _membership(clips),
         "hand_membership_clean": _membership([c for c in clips if not c["injections"]]),
         "tracking_mean": {k: round(float(np.mean(v)), 4) if v else None for k, v in mean.items()},
@@ -189,7 +190,8 @@ def _clip_line(c: dict) -> str:
     ok = {True: "ok", False: "WRONG"}
     return (
         f"{c['clip']}: {alerts or 'no alert'} | dice {ok[c['dice_ok']]}, first box "
-        f"{ok[c['first_box_ok']]}, delivery {ok[c['delivery_ok']]}, hands "
+        f"{ok[c['first_box_ok']]}, delivery {ok[c['delivery_ok']]}"
+        f"{'' if c['delivery_ok'] or not c['delivery_boxes_ok'] else ' (order ok)'}, hands "
         f"{c['hand_tiles_right']}/{c['hand_tiles']} | IDF1 "
         f"{(c['tracking'] or {}).get('idf1')} | mAP50 {c['detection']['all']['ap50']} | "
         f"{c['fps']} frames/s"
@@ -211,7 +213,8 @@ def print_report(summary: dict, clips: list[dict]) -> None:
         f"false alerts {s['false_alerts']} ({s['false_alerts_per_clean_round']} per clean "
         f"round; {s['clean_alerts_low_confidence']} low-confidence alerts in clean rounds), "
         f"dice {s['dice_correct']}, first box {s['first_box_correct']}, delivery "
-        f"{s['delivery_order_correct']}, hand membership {s['hand_membership']} (clean "
+        f"{s['delivery_order_correct']} (the boxes' order alone {s['delivery_boxes_correct']}), "
+        f"hand membership {s['hand_membership']} (clean "
         f"{s['hand_membership_clean']}), IDF1 {s['tracking_mean']['idf1']}, mAP50 "
         f"{d['all']['ap50']} (tiles down/up {d['tile_down']['ap50']}/{d['tile_up']['ap50']}), "
         f"{s['fps']} frames/s, {s['realtime']}x real time"

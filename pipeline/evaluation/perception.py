@@ -143,7 +143,8 @@ def score_clip(clip: Path, cache: Path) -> dict:
 
 def round_figures(plan: dict, events: list[TableEvent]) -> dict:
     """Dice (as a multiset) and first box of the last flat throw, and the delivery order and
-    counts of the first DeliveryDone, against the plan."""
+    counts of the first DeliveryDone, against the plan (``delivery_boxes_ok``: the order of
+    the boxes alone, whatever their counts: a count is at least what the camera saw)."""
     dice = [e for e in events if isinstance(e, DiceRead) and e.flat]
     done = [e for e in events if isinstance(e, DeliveryDone)]
     seen = [list(p) for p in zip(done[0].boxes, done[0].tile_counts, strict=True)] if done else []
@@ -152,6 +153,7 @@ def round_figures(plan: dict, events: list[TableEvent]) -> dict:
         "dice_ok": bool(dice) and sorted(dice[-1].values) == sorted(plan["dice"]),
         "first_box_ok": bool(dice) and dice[-1].first_box == plan["first_box"],
         "delivery_ok": seen == true,
+        "delivery_boxes_ok": [b for b, _ in seen] == [b for b, _ in true],
         "dice_seen": list(dice[-1].values) if dice else None,
         "dice_true": plan["dice"],
         "delivery_seen": seen,

@@ -177,3 +177,22 @@ def test_the_summary_counts_the_clean_rounds_alerts_raised_on_degraded_vision():
     assert summary["false_alerts_per_clean_round"] == 1.0
     assert summary["clean_alerts_low_confidence"] == 1  # the irregular round's is not counted
     assert summary["recall"] == 1.0
+
+
+def test_the_delivery_is_scored_whole_and_by_the_boxes_order_alone():
+    """A stack of four seen as three in one box: the delivery (order and counts) is wrong, the
+    order of the boxes right; a box out of order is wrong both ways."""
+    from pipeline.evaluation.perception import round_figures
+    from pipeline.round.events import DeliveryDone
+
+    plan = {
+        "dice": [1, 2, 3],
+        "first_box": 6,
+        "groups": [{"box": b, "tile_ids": [0, 1, 2, 3]} for b in (6, 7, 8, 1, 2, 3, 4, 5)],
+    }
+    short = DeliveryDone(1, 0.0, (6, 7, 8, 1, 2, 3, 4, 5), (4, 4, 3, 4, 4, 4, 4, 4), 6)
+    figures = round_figures(plan, [short])
+    assert not figures["delivery_ok"] and figures["delivery_boxes_ok"]
+    swapped = DeliveryDone(1, 0.0, (6, 7, 1, 8, 2, 3, 4, 5), (4,) * 8, 6)
+    figures = round_figures(plan, [swapped])
+    assert not figures["delivery_ok"] and not figures["delivery_boxes_ok"]
