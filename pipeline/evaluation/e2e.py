@@ -33,7 +33,7 @@ from pipeline.evaluation.e2e_score import (
     summary_of,
     tracking_figures,
 )
-from pipeline.evaluation.perception import round_figures
+from pipeline.evaluation.perception import dealt, round_figures
 from pipeline.evaluation.rules import WALL_TIME, ClipRun
 from pipeline.evaluation.truth import read_clip
 from pipeline.layout import layout_from_scenario
@@ -239,7 +239,7 @@ def evaluate_clip(clip: Path, config: RunConfig, detection: DetectionEvaluator):
         "clip": clip.name,
         "injections": scenario["injections"],
         "alerts": [to_dict(a) for a in seen.alerts if a.state is AlertState.OPEN],
-        **round_figures(scenario["plan"], seen.events),
+        **round_figures(scenario["plan"], seen.events, dealt(scenario)),
         **hand_membership(scenario["plan"], seen, truth),
         "tracking": tracking_figures(frames, seen, [own, detection]),
         "detection": rounded_ap(own.summary()),

@@ -126,7 +126,7 @@ def score_clip(clip: Path, cache: Path) -> dict:
     events += reconstructor.finish()
     return {
         "clip": clip.name,
-        **round_figures(scenario["plan"], events),
+        **round_figures(scenario["plan"], events, dealt(scenario)),
         "tracking": evaluate(segments),
         "tracking_stack_order_free": evaluate(
             stack_order_free(segments, numbers, stacks_of(scenario, frames))
@@ -141,14 +141,27 @@ def score_clip(clip: Path, cache: Path) -> dict:
     }
 
 
-def round_figures(plan: dict, events: list[TableEvent]) -> dict:
+def dealt(scenario: dict) -> list[list[int]]:
+    """The groups as the round was rendered: ``[box, tiles]`` in the order dealt."""
+    return [
+        [e["box"], e["tile_count"]] for e in scenario["events"] if e["type"] == "group_delivered"
+    ]
+
+
+def round_figures(plan: dict, events: list[TableEvent], dealt: list | None = None) -> dict:
     """Dice (as a multiset) and first box of the last flat throw, and the delivery order and
-    counts of the first DeliveryDone, against the plan (``delivery_boxes_ok``: the order of
-    the boxes alone, whatever their counts: a count is at least what the camera saw)."""
+    counts of the first DeliveryDone, against the groups ``dealt`` (box, tiles: the deal as
+    it was rendered, an incorrect delivery's included), else the plan's
+    (``delivery_boxes_ok``: the order of the boxes alone, whatever their counts: a count is
+    at least what the camera saw)."""
     dice = [e for e in events if isinstance(e, DiceRead) and e.flat]
     done = [e for e in events if isinstance(e, DeliveryDone)]
     seen = [list(p) for p in zip(done[0].boxes, done[0].tile_counts, strict=True)] if done else []
-    true = [[g["box"], len(g["tile_ids"])] for g in plan["groups"]]
+    true = (
+        [list(g) for g in dealt]
+        if dealt
+        else [[g["box"], len(g["tile_ids"])] for g in plan["groups"]]
+    )
     return {
         "dice_ok": bool(dice) and sorted(dice[-1].values) == sorted(plan["dice"]),
         "first_box_ok": bool(dice) and dice[-1].first_box == plan["first_box"],

@@ -93,7 +93,8 @@ class RoundConfig:
     deal_carry_s: float = 2.0  # before bets close, a tile arriving in a box begins the deal
     # only if it rested in the woodpile this long before; higher: a track lost long ago and
     # found again in a box (a player's hand read as a tile) may begin a deal, lower: a stack
-    # carried slowly to a far box does not
+    # carried slowly to a far box does not. A track out of sight longer than this before it
+    # is found in a new zone did not arrive in sight (a group's place in the order assumed)
     delivery_quiet_s: float = 0.6  # no tile seen in the woodpile and none arriving in a box
     # this long ends the delivery; the tile counts are taken then, after the dealer spreads
     # each box's stack (tiles appearing in a box already served join its group). Higher: a

@@ -200,6 +200,7 @@ class RoundReconstructor:
             self.config.flip_hold_s,
             self.config.unread_face_s,
             self.config.flip_touch_s,
+            self.config.deal_carry_s,
         )
         self._memory = RoundMemory()
         self._last: FrameView | None = None

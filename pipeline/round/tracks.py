@@ -53,7 +53,8 @@ class _Memo:
     zone: str | None
     zone_frame: int
     zone_time_s: float
-    zone_seen: bool = True  # in sight when it entered ``zone``
+    zone_seen: bool = True  # in sight when it entered ``zone``, and not long out of it before
+    seen_s: float | None = None  # when it was last in sight
     wandered: bool = False  # out of sight away from the zone it rests in (carried, coasting)
     resting: str | None = None
     face_up: bool | None = None  # the settled side: a change counts once it has held
@@ -103,7 +104,8 @@ class TrackBook:
     read (the tracker keeps confident readings only): a tile seen at an angle, its side taken
     for its face, is doubt, not an exposure (issue 20). ``touch_s``: a flip is ``touched`` if
     the tile moved, or a hand was over or beside it, within this long before it began to show
-    its other side (None: every flip is).
+    its other side (None: every flip is). ``carry_s``: a track out of sight longer than this
+    before it is seen in a new zone did not come there in sight (``ZoneMove.seen``).
     """
 
     def __init__(
@@ -113,8 +115,10 @@ class TrackBook:
         flip_hold_s: float = 0.0,
         unread_face_s: float = 2.0,
         touch_s: float | None = None,
+        carry_s: float = float("inf"),
     ) -> None:
         self._motion_norm = motion_norm
+        self._carry_s = carry_s
         self._zone_hold_s = zone_hold_s
         self._flip_hold_s = flip_hold_s
         self._unread_face_s = unread_face_s
@@ -148,7 +152,15 @@ class TrackBook:
             seen = track.last_seen_frame == frame
             if track.zone != memo.zone:
                 memo.zone, memo.zone_frame, memo.zone_time_s = track.zone, frame, time_s
-                memo.zone_seen = seen
+                # seen entering: in sight now, and out of sight before no longer than a carry
+                # takes (a stack lifted and set down under the dealer's hand); a track lost
+                # long before, then joined by the tracker to a tile found elsewhere, got
+                # there out of sight
+                memo.zone_seen = seen and (
+                    memo.seen_s is not None and time_s - memo.seen_s <= self._carry_s
+                )
+            if seen:
+                memo.seen_s = time_s
             memo.wandered |= not seen and memo.zone != memo.resting
             rest = track.track_id not in moving and time_s - memo.zone_time_s >= self._zone_hold_s
             rest &= seen  # out of sight (carried, coasting), a track comes to rest nowhere new

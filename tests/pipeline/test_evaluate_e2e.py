@@ -196,3 +196,22 @@ def test_the_delivery_is_scored_whole_and_by_the_boxes_order_alone():
     swapped = DeliveryDone(1, 0.0, (6, 7, 1, 8, 2, 3, 4, 5), (4,) * 8, 6)
     figures = round_figures(plan, [swapped])
     assert not figures["delivery_ok"] and not figures["delivery_boxes_ok"]
+
+
+def test_an_incorrect_delivery_is_scored_against_the_deal_as_rendered():
+    """A box skipped and served last: the monitor seeing that order is right, the plan's order
+    is not what happened."""
+    from pipeline.evaluation.perception import dealt, round_figures
+    from pipeline.round.events import DeliveryDone
+
+    order = (7, 8, 1, 3, 4, 5, 6, 2)
+    scenario = {
+        "plan": {"dice": [1, 2, 4], "first_box": 7, "groups": []},
+        "events": [{"type": "group_delivered", "box": b, "tile_count": 4} for b in order],
+    }
+    scenario["plan"]["groups"] = [
+        {"box": b, "tile_ids": [0, 1, 2, 3]} for b in (7, 8, 1, 2, 3, 4, 5, 6)
+    ]
+    seen = DeliveryDone(1, 0.0, order, (4,) * 8, 7)
+    assert round_figures(scenario["plan"], [seen], dealt(scenario))["delivery_ok"]
+    assert not round_figures(scenario["plan"], [seen])["delivery_ok"]

@@ -388,6 +388,34 @@ def test_a_stack_that_came_out_of_sight_or_was_first_found_in_its_box_has_its_pl
     assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, False)]
 
 
+def test_a_track_lost_longer_than_a_carry_and_found_in_a_box_came_there_unseen():
+    """two_rows_wine/hands_mixed_20700 read 1 frame in 2 (session 27): box 3's stack was set
+    down under the dealer's arm and seen only when the arm lifted, after box 7's; the tracker
+    joined it to a track lost in the work area 3 s before, and box 3 was judged served out of
+    order (a false incorrect_delivery). A track out of sight longer than ``deal_carry_s``
+    before it is seen in a box did not come there in sight: its group's place is assumed. One
+    lost for a moment as it is carried (the stack under the dealer's hand) is seen arriving."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.put(tile(90, (250.0, 120.0), "work_area"))
+    table.step(2)
+    table.hidden.add(90)  # lost in the work area
+    deliver(table, 3, range(4))
+    table.step(2)
+    table.drop(*range(5, 8))  # box 4's stack, lifted: its top tile is all one sees
+    table.hidden.add(4)
+    table.step(2)  # carried a moment under the dealer's hand, its track still where it lay
+    table.hidden.discard(4)
+    table.put(tile(4, (300.0 + 40 * 4, 200.0), "box_4"))  # set down, found again there
+    table.step(3)
+    table.step(10)  # 3 s and more after the work-area track was last seen
+    table.hidden.discard(90)
+    table.put(tile(90, (300.0 + 40 * 5, 200.0), "box_5"))
+    table.step(4)
+    groups = table.of(GroupDelivered)
+    assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, True), (5, False)]
+
+
 def test_a_track_back_in_sight_where_it_once_rested_arrives_there_anew():
     """teal_dim/exposed_during_stacking_20000 (session 26): a lost tile's track was found for
     a moment in box 3 before the deal (a player's hand read as a tile), went off moving and
