@@ -150,15 +150,14 @@ class DiceFinder:
         boxes = [b for b in self.candidates(image) if not _touch(hands, b, self.die_px)]
         again = [b for b in boxes if _covers(detections.xyxy[unsure], b).any()]
         boxes = [b for b in boxes if not _covers(detections.xyxy[taken], b).any()]
-        known, sure = {}, {}
-        for box, (face, p) in zip(boxes + again, self._read(image, boxes + again), strict=True):
-            known[tuple(box)] = (face, p)
-            if face in DIE_VALUE_CLASSES and p >= cfg.min_read:
-                sure[tuple(box)] = (box, face, p)
-        self._known = known
-        return [sure[k] for k in map(tuple, boxes) if k in sure], [
-            sure[k] for k in map(tuple, again) if k in sure
-        ]
+        looked = boxes + again
+        self._known = dict(zip(looked, self._read(image, looked), strict=True))
+        sure = {
+            b: (b, face, p)
+            for b, (face, p) in self._known.items()
+            if face in DIE_VALUE_CLASSES and p >= cfg.min_read
+        }
+        return [sure[b] for b in boxes if b in sure], [sure[b] for b in again if b in sure]
 
     def _touched(self, changed) -> bool:
         """Whether any changed box touches the area looked at."""

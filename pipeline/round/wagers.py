@@ -153,8 +153,8 @@ def _guarded_counts(
     """The chip counts to believe after "no more bets": a box a hand lies over keeps its
     count (unknown, not changed); a box seen uncovered with another count gets it once that
     count has held, uncovered throughout (a cover starts the hold again), ``wager_hold_s``
-    (``settle_hold_s`` once hands are exposed), if a hand was
-    near the box in the ``wager_reach_s`` before it was first seen so. Chips are judged before
+    (``settle_hold_s`` once hands are exposed), if a hand was near the box in the
+    ``wager_reach_s`` before it was first seen so. Chips are judged before
     the cover and after it: a count first seen with no hand near (the detector's doubt) that
     is the same after a hand came and went was not changed by the hand. Held ``recount_s``
     uncovered, it is taken as the box's count, silently: chips do not move by themselves, so
