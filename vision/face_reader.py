@@ -17,7 +17,10 @@ from vision.faces import (
     DOWN_CHECK_CLASSES,
     FACE_CLASSES,
     FACE_INPUT_PX,
+    FACE_UP_AGREED_PROBABILITY,
+    FACE_UP_MIN_PROBABILITY,
     PIP_MIN_EVIDENCE,
+    TILE_FACE_CLASSES,
     crop_square,
     die_choice,
     pip_evidence,
@@ -97,12 +100,28 @@ class FaceReader:
                 face[plain], conf[plain] = -1, 0.0
         down = np.flatnonzero(kind == TILE_DOWN)
         if len(down):
-            turned, best, p = turned_up(self.probs(crops[down], self.down_check))
+            check = self.probs(crops[down], self.down_check)
+            turned, best, p = turned_up(check, self._torn(crops[down], check))
             if self.check_pips:
                 turned &= _shows_pips(crops[down])
             rows = want[down[turned]]
             class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
         return detections.with_faces(face, conf, class_id)
+
+    def _torn(self, crops: np.ndarray, check: np.ndarray) -> np.ndarray:
+        """The face reader's probabilities for the face-down crops whose check reads a tile
+        face at ``FACE_UP_AGREED_PROBABILITY`` up to ``FACE_UP_MIN_PROBABILITY`` (the face
+        reader's word decides those, :func:`vision.faces.turned_up`); zero for the rest."""
+        reader = np.zeros((len(crops), len(self.model.entry["classes"])), np.float32)
+        conf = check.max(axis=1)
+        torn = np.flatnonzero(
+            np.isin(check.argmax(axis=1), TILE_FACE_CLASSES)
+            & (conf >= FACE_UP_AGREED_PROBABILITY)
+            & (conf < FACE_UP_MIN_PROBABILITY)
+        )
+        if len(torn):
+            reader[torn] = self.probs(crops[torn])
+        return reader
 
     def die_probs(self, crops: np.ndarray) -> np.ndarray:
         """Die crops -> probabilities over ``FACE_CLASSES`` (a die reader's seven classes are

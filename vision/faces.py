@@ -44,6 +44,19 @@ TILE_FACE_CLASSES = np.array([i for i, c in enumerate(FACE_CLASSES) if c.startsw
 # tile_down class, read 68-70% of them so), and turned up 96-98% of face-up tiles, 95-98% with
 # their right face (models/metrics_faces_down.json).
 FACE_UP_MIN_PROBABILITY = 0.9
+# Or at this probability or more when the face reader, shown the same crop, reads the same face
+# at ``FACE_UP_MIN_PROBABILITY``: two models agreeing on one face. On compressed video of a
+# look the check never learnt (rendered two_rows_wine, a 1-4 face up on a woodpile of black
+# tiles) it read the face at 0.62-0.76 and tile_down at less, where the face reader read it
+# at 0.98; it stayed face down. Set on rendered stills of the six training families and the
+# standard look (40 scenes each, every tile at least 80% visible cut at its true box): no back
+# of 2,891 turned up by it at any probability (the face reader reads up to 75% of a family's
+# backs as some face at 0.9, never the one the check reads there, and the pips check drops
+# most), faces turned up 739 -> 748 of 1,066 (wrong faces 7 -> 10, on the two black-tile
+# families). Held out, not used to set it: two_rows_wine 0 of 408 backs, faces 148 -> 148;
+# teal_dim backs 1 -> 2 of 428, faces 60 -> 80 of 133 (wrong 8 -> 13). Lower: more faces the
+# check is unsure of turned up; higher: fewer.
+FACE_UP_AGREED_PROBABILITY = 0.5
 # A box the detector calls face up has no face when the face-down check reads ``tile_down``
 # at this probability or more. The face reader has no tile_down class and reads any tile back
 # it is shown as some face: a detector that took backs for faces in the wash (a table look it
@@ -119,11 +132,15 @@ def die_choice(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return face, probs[np.arange(len(probs)), face]
 
 
-def turned_up(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def turned_up(
+    probs: np.ndarray, reader: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For crops of boxes the detector calls face down, from the face-down check's ``probs (N,
     DOWN_CHECK_CLASSES)``:
     which are face up (a tile face is the most probable class, at ``FACE_UP_MIN_PROBABILITY``
-    or more), and the face and probability of each.
+    or more; or at ``FACE_UP_AGREED_PROBABILITY`` or more where the face reader's ``reader
+    (N, FACE_CLASSES)`` reads that face at ``FACE_UP_MIN_PROBABILITY`` or more), and the face
+    and probability of each (the check's).
 
     >>> p = np.zeros((2, len(DOWN_CHECK_CLASSES)))
     >>> p[0, FACE_CLASSES.index("tile_3-4")], p[0, -1] = 0.95, 0.05
@@ -131,9 +148,18 @@ def turned_up(probs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> up, face, conf = turned_up(p)
     >>> up.tolist(), FACE_CLASSES[face[0]], float(conf[0])
     ([True, False], 'tile_3-4', 0.95)
+    >>> p[1, FACE_CLASSES.index("tile_3-4")], p[1, -1] = 0.6, 0.4
+    >>> reader = np.zeros((2, len(FACE_CLASSES)))
+    >>> reader[:, FACE_CLASSES.index("tile_3-4")] = 0.98
+    >>> turned_up(p)[0].tolist(), turned_up(p, reader)[0].tolist()
+    ([True, False], [True, True])
     """
     best, conf = probs.argmax(axis=1), probs.max(axis=1)
-    up = np.isin(best, TILE_FACE_CLASSES) & (conf >= FACE_UP_MIN_PROBABILITY)
+    face = np.isin(best, TILE_FACE_CLASSES)
+    up = face & (conf >= FACE_UP_MIN_PROBABILITY)
+    if reader is not None:
+        agreed = (reader.argmax(axis=1) == best) & (reader.max(axis=1) >= FACE_UP_MIN_PROBABILITY)
+        up |= face & agreed & (conf >= FACE_UP_AGREED_PROBABILITY)
     return up, best, conf
 
 

@@ -1,0 +1,56 @@
+"""A face-down box the face-down check reads as a face only unsurely is turned face up where
+the face reader reads the same face surely (two models agreeing), and only there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vision.face_reader import FaceReader
+from vision.faces import DOWN_CHECK_CLASSES, FACE_CLASSES, TILE_DOWN
+from vision.types import TILE_DOWN as DOWN_BOX
+from vision.types import TILE_UP, Detections
+
+
+class _Fixed:
+    """A stand-in model that gives every crop the same probabilities."""
+
+    def __init__(self, classes: tuple[str, ...], probs: dict[str, float]):
+        self.probs = np.zeros(len(classes), np.float32)
+        for name, p in probs.items():
+            self.probs[classes.index(name)] = p
+        self.entry, self.calls = {"classes": list(classes)}, 0
+
+    def run(self, tensor: np.ndarray) -> np.ndarray:
+        self.calls += len(tensor)
+        return np.tile(self.probs, (len(tensor), 1))
+
+
+def _read(check: dict[str, float], faces: dict[str, float]) -> tuple[Detections, _Fixed]:
+    reader = FaceReader(threads=1, check_pips=False, read_dice=False)
+    reader.model = _Fixed(FACE_CLASSES, faces)
+    reader.down_check = _Fixed(DOWN_CHECK_CLASSES, check)
+    box = Detections.from_arrays(np.array([[100, 100, 140, 170]]), np.array([DOWN_BOX]), [0.8])
+    return reader(np.full((480, 640, 3), 40, np.uint8), box), reader.model
+
+
+@pytest.mark.parametrize(
+    ("check", "faces", "up"),
+    [
+        ({"tile_1-4": 0.65, TILE_DOWN: 0.35}, {"tile_1-4": 0.98}, True),  # the two agree
+        ({"tile_1-4": 0.65, TILE_DOWN: 0.35}, {"tile_5-6": 0.98}, False),  # on other faces
+        ({"tile_1-4": 0.65, TILE_DOWN: 0.35}, {"tile_1-4": 0.8}, False),  # the reader unsure
+        ({"tile_1-4": 0.45, TILE_DOWN: 0.4}, {"tile_1-4": 0.98}, False),  # the check unsure
+        ({TILE_DOWN: 0.7, "tile_1-4": 0.3}, {"tile_1-4": 0.98}, False),  # a back to the check
+    ],
+)
+def test_a_face_down_box_is_turned_up_where_the_check_and_the_reader_agree(check, faces, up):
+    read, _ = _read(check, faces)
+    assert bool(read.class_id[0] == TILE_UP) == up
+    if up:
+        assert FACE_CLASSES[read.face[0]] == "tile_1-4"
+
+
+def test_the_face_reader_reads_no_face_down_box_the_check_reads_surely():
+    _, model = _read({TILE_DOWN: 0.97, "tile_1-4": 0.03}, {"tile_1-4": 0.98})
+    assert model.calls == 0
