@@ -64,6 +64,45 @@ def test_a_tile_boxed_both_face_up_and_face_down_is_one_tile():
     assert sorted(t.face_up for t in tracks) == [False, False, True]
 
 
+def test_a_tile_boxed_twice_and_read_face_up_twice_is_one_tile():
+    """A face-down box the face reader turned face up over the detector's face-up box of the
+    same tile: two face-up boxes of one tile, one track (two_rows_wine: a box of four showed
+    six tiles, and two hands were taken for mixed). Tiles side by side stay two."""
+    twice = Detections.from_arrays(
+        np.array([tile(0), [1, 101, 11, 121], tile(40), tile(52)], float),
+        [TILE_UP] * 4,
+        [0.6, 0.8, 0.9, 0.9],
+    )
+    tracker = Tracker()
+    for frame in range(3):
+        tracks = seen_tiles(tracker.update(twice, frame), frame)
+    assert len(tracks) == 3
+
+
+def _box_of(xy):
+    """Two betting boxes side by side: box_7 left of x = 100, box_6 right of it."""
+    return ["box_7" if x < 100 else "box_6" for x, _ in xy]
+
+
+def test_a_tile_lost_in_one_box_is_not_found_in_the_next():
+    """Players setting their hands cover them; a tile seen in the next box must not take the
+    lost track of a tile under the hand (two_rows_wine: a row of boxes' tracks shifted by one
+    box as the hands were set, and tiles were exposed in a neighbour's hand)."""
+    tracker = Tracker(zone_of=_box_of)
+    row = [tile(60), tile(75), tile(125), tile(140)]  # two of box_7's, two of box_6's
+    for frame in range(4):
+        tracks = tracker.update(dets(row, [TILE_DOWN] * 4), frame)
+    ids = {round(t.xyxy[0]): t.track_id for t in tracks}
+    hand = [50, 60, 98, 160]  # over box_7's tiles
+    for frame in range(4, 8):
+        tracker.update(dets([hand, *row[2:]], [HAND, TILE_DOWN, TILE_DOWN]), frame)
+    set_down = [*row[2:], tile(102)]  # a tile set down in box_6, near box_7's hidden ones
+    tracks = tracker.update(dets([hand, *set_down], [HAND] + [TILE_DOWN] * 3), 8)
+    new = [t for t in seen_tiles(tracks, 8) if round(t.xyxy[0]) == 102]
+    assert new and new[0].track_id not in (ids[60], ids[75])
+    assert {t.zone for t in tracks if t.track_id in (ids[60], ids[75])} == {"box_7"}
+
+
 def test_a_tile_under_a_hand_keeps_its_id_and_box():
     tracker = Tracker()
     for f in range(3):

@@ -16,10 +16,11 @@ class TrackerConfig:
     die_high_confidence: float = 0.5
     # Detections below this are ignored; lower rescues faint tiles, admits more clutter.
     low_confidence: float = 0.1
-    # A tile boxed both face up and face down (the detector's overlap suppression is per
-    # class) at this IoU or more is one tile, the surer box: two would give it two tracks and
+    # Two tile boxes overlapping at this IoU or more are one tile, the surer box (one boxed
+    # both face up and face down: the detector's overlap suppression is per class; both face
+    # up once the face reader turned the face-down box up): two would give it two tracks and
     # a box too many tiles (a tile whose side shows under a steep or dim camera); lower also
-    # merges a face-up tile lying half over a face-down one
+    # merges a tile lying half over another
     tile_sides_iou: float = 0.6
     # Stage 1-2 gate, centre distance in track-box diagonals: higher follows faster pushes,
     # lower avoids swaps between neighbours in a dense woodpile.

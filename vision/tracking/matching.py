@@ -186,19 +186,23 @@ class Matcher:
     def _other_box(
         self, track_xyxy: np.ndarray, dets: FrameDetections, d_idx: np.ndarray
     ) -> np.ndarray:
-        """``(T, D)`` True where a chip track lost in one betting box would be found in
-        another: wagers do not travel between boxes (a chip seen in the next box while a
-        hand hides this one is another stack)."""
+        """``(T, D)`` True where a chip or tile track lost in one betting box would be found
+        in another: wagers do not travel between boxes (a chip seen in the next box while a
+        hand hides this one is another stack), nor do hands. Players setting their hands
+        cover them: on a row of boxes the tiles found again, a little moved, took the lost
+        tracks of the next box's tiles, one box along (rendered two_rows_wine, clean_10001).
+        A tile truly carried to another box (hands mixed) is found there by the 32-tile rule
+        (:meth:`reuse`) or as lost where it lay (the round's hidden tiles)."""
         out = np.zeros((len(track_xyxy), len(d_idx)), bool)
-        chips = dets.class_id[d_idx] == CHIP
-        if self.zone_of is None or not chips.any() or len(track_xyxy) == 0:
+        kept = np.isin(dets.class_id[d_idx], (CHIP, TILE_DOWN, TILE_UP))
+        if self.zone_of is None or not kept.any() or len(track_xyxy) == 0:
             return out
         t_zone = self.zone_of((track_xyxy[:, :2] + track_xyxy[:, 2:]) / 2)
         d_xyxy = dets.xyxy[d_idx]
         d_zone = self.zone_of((d_xyxy[:, :2] + d_xyxy[:, 2:]) / 2)
         for i, tz in enumerate(t_zone):
             for j, dz in enumerate(d_zone):
-                out[i, j] = chips[j] and _betting(tz) and _betting(dz) and tz != dz
+                out[i, j] = kept[j] and _betting(tz) and _betting(dz) and tz != dz
         return out
 
     def reuse(self, dets, d_idx, pairs) -> list[tuple[int, int]]:

@@ -184,14 +184,15 @@ TileTracker = Tracker
 
 
 def one_box_per_tile(dets: FrameDetections, valid: np.ndarray, cfg: TrackerConfig) -> np.ndarray:
-    """``valid`` detection indices less the less sure of each face-up and face-down pair of
-    boxes overlapping at ``tile_sides_iou`` or more: one tile the detector boxed as both."""
-    up = valid[dets.class_id[valid] == TILE_UP]
-    down = valid[dets.class_id[valid] == TILE_DOWN]
-    if not len(up) or not len(down):
+    """``valid`` detection indices less the less sure of each pair of tile boxes overlapping at
+    ``tile_sides_iou`` or more: one tile the detector boxed as both face up and face down (its
+    overlap suppression is per class), both then read face up where the face reader turned the
+    face-down box up."""
+    tiles = valid[np.isin(dets.class_id[valid], (TILE_UP, TILE_DOWN))]
+    if len(tiles) < 2:
         return valid
-    overlap = iou_matrix(dets.xyxy[up].astype(np.float64), dets.xyxy[down].astype(np.float64))
-    rows, cols = np.nonzero(overlap >= cfg.tile_sides_iou)
-    a, b = up[rows], down[cols]
+    boxes = dets.xyxy[tiles].astype(np.float64)
+    rows, cols = np.nonzero(np.triu(iou_matrix(boxes, boxes) >= cfg.tile_sides_iou, k=1))
+    a, b = tiles[rows], tiles[cols]
     drop = np.where(dets.confidence[a] >= dets.confidence[b], b, a)
     return valid[~np.isin(valid, drop)]
