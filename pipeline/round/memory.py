@@ -131,6 +131,8 @@ class DieRest:
     back_s: float  # in sight since (it rested there, or came back into sight)
     hidden: bool = False  # out of sight now (its track coasts)
     values: set[int] = field(default_factory=set)
+    read: int | str | None = None  # its value (or die_tipped) last read in sight, held
+    before: int | None = None  # ``read`` when it went out of sight, till read again
 
 
 @dataclass

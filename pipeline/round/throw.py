@@ -50,10 +50,16 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
     return [read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
 
 
-def _rest(die: Track, memory: RoundMemory, now_s: float) -> DieRest:
+def _rest(die: Track, memory: RoundMemory, now_s: float, cfg: RoundConfig) -> DieRest:
     """How ``die`` lies. A track whose box moved by half a die from where it came to rest, or
     grew or shrank by half, holds another die now (a thrown die landing on the felt's printed
-    one takes its track): it rests anew. A resting die's box jitters by a pixel or two."""
+    one takes its track): it rests anew. A resting die's box jitters by a pixel or two.
+
+    A die back in sight that reads, ``dice_hold_s`` after, another value than before it went
+    out of sight (or was tipped, or is now) was thrown again where it lay (the cup over it):
+    it rests since it came back, with the throw it came back in
+    (two_rows_wine/dice_not_flat_20800: the re-shaken 6 landed where the first throw's 4 lay,
+    kept its track, and the throw lacked it). The felt's printed die reads what it read."""
     x, y = die.centre_xy
     size = long_side_px(die.xyxy)
     rest = memory.die_rests.get(die.track_id)
@@ -62,7 +68,13 @@ def _rest(die: Track, memory: RoundMemory, now_s: float) -> DieRest:
         if not (moved or size > rest.size * 1.5 or rest.size > size * 1.5):
             if rest.hidden:  # back in sight: read afresh (the cup may have re-thrown it)
                 rest.back_s, rest.hidden = now_s, False
+                rest.before, rest.read = rest.read, None
                 rest.values.clear()
+            read = die.die_value if die.face != DIE_TIPPED else DIE_TIPPED
+            if read is not None and now_s - rest.back_s >= cfg.dice_hold_s:
+                if rest.before is not None and read != rest.before:
+                    rest.since_s = rest.back_s
+                rest.read, rest.before = read, None
             return rest
     rest = memory.die_rests[die.track_id] = DieRest(now_s, (x, y), size, now_s)
     return rest
@@ -84,7 +96,7 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     for t in view.of_kind("die"):
         if t.last_seen_frame != view.frame and (rest := memory.die_rests.get(t.track_id)):
             rest.hidden = True
-    rests = {t.track_id: _rest(t, memory, view.time_s) for t in seen}
+    rests = {t.track_id: _rest(t, memory, view.time_s, cfg) for t in seen}
     newest = max((r.since_s for r in rests.values()), default=view.time_s)
     dice = sorted(
         (t for t in seen if newest - rests[t.track_id].since_s <= cfg.throw_window_s),

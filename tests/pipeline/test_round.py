@@ -286,6 +286,51 @@ def test_die_not_flat_then_reshaken():
     assert reads[0].values == (2, None, 6)
 
 
+def test_a_die_thrown_again_where_it_lay_is_of_the_new_throw():
+    """two_rows_wine/dice_not_flat_20800: of the first throw only the flat 4 was found (the
+    tipped die taken for a chip); the re-shaken dice came back with the 6 where the 4 lay, on
+    its track, resting since the first throw: the throw lacked it and was never read. A die
+    back in sight reading another value was thrown again: it rests with the new throw. One
+    reading what it read before is none of it."""
+    table = woodpile_table()
+    table.put(die(300, 4))  # the first throw: one die found
+    table.step(10)
+    table.hidden = {300}  # the cup over the dice
+    table.step(20)
+    table.hidden = set()
+    table.put(die(300, 6), die(301, 2), die(302, 3))
+    table.step(6)
+    (read,) = table.of(DiceRead)
+    assert (read.values, read.flat) == ((6, 2, 3), True)
+
+
+def test_dice_thrown_again_where_they_lay_after_one_lay_tipped_are_read():
+    """std9/dice_not_flat_20400: the three re-shaken dice came back where the first throw's
+    lay, on their tracks; the one that lay tipped rests with the new throw too."""
+    table = woodpile_table()
+    table.put(die(300, 1), replace(die(301, None), face=DIE_TIPPED), die(302, 1))
+    table.step(10)
+    table.hidden = {300, 301, 302}  # the cup over the dice
+    table.step(20)
+    table.hidden = set()
+    table.put(die(300, 4), die(301, 1), die(302, 2))
+    table.step(6)
+    reads = table.of(DiceRead)
+    assert [(r.values, r.flat) for r in reads] == [((1, None, 1), False), ((4, 1, 2), True)]
+
+
+def test_a_die_back_in_sight_reading_what_it_read_is_no_new_throw():
+    table = woodpile_table()
+    table.put(die(300, 4))  # the felt's printed die, read as a 4
+    table.step(30)
+    table.hidden = {300}  # a hand over it
+    table.step(20)
+    table.hidden = set()
+    table.put(die(301, 2), die(302, 3))  # two dice thrown beside it
+    table.step(6)
+    assert table.of(DiceRead) == []
+
+
 def deal_from_box_3(table: Table) -> list[int]:
     """Dice totalling 3 (first box 3), then four tiles to each box in order; the order."""
     table.put(die(300, 1), die(301, 1), die(302, 1))
