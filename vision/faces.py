@@ -140,7 +140,8 @@ def turned_up(
     which are face up (a tile face is the most probable class, at ``FACE_UP_MIN_PROBABILITY``
     or more; or at ``FACE_UP_AGREED_PROBABILITY`` or more where the face reader's ``reader
     (N, FACE_CLASSES)`` reads that face at ``FACE_UP_MIN_PROBABILITY`` or more), and the face
-    and probability of each (the check's).
+    and probability of each: the check's, or where the two agreed the face reader's (its
+    probability is a face-up tile's face confidence everywhere else).
 
     >>> p = np.zeros((2, len(DOWN_CHECK_CLASSES)))
     >>> p[0, FACE_CLASSES.index("tile_3-4")], p[0, -1] = 0.95, 0.05
@@ -153,13 +154,16 @@ def turned_up(
     >>> reader[:, FACE_CLASSES.index("tile_3-4")] = 0.98
     >>> turned_up(p)[0].tolist(), turned_up(p, reader)[0].tolist()
     ([True, False], [True, True])
+    >>> turned_up(p, reader)[2].round(2).tolist()
+    [0.95, 0.98]
     """
     best, conf = probs.argmax(axis=1), probs.max(axis=1)
     face = np.isin(best, TILE_FACE_CLASSES)
     up = face & (conf >= FACE_UP_MIN_PROBABILITY)
     if reader is not None:
         agreed = (reader.argmax(axis=1) == best) & (reader.max(axis=1) >= FACE_UP_MIN_PROBABILITY)
-        up |= face & agreed & (conf >= FACE_UP_AGREED_PROBABILITY)
+        agreed &= face & ~up & (conf >= FACE_UP_AGREED_PROBABILITY)
+        up, conf = up | agreed, np.where(agreed, reader.max(axis=1), conf)
     return up, best, conf
 
 

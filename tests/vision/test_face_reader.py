@@ -47,8 +47,9 @@ def _read(check: dict[str, float], faces: dict[str, float]) -> tuple[Detections,
 def test_a_face_down_box_is_turned_up_where_the_check_and_the_reader_agree(check, faces, up):
     read, _ = _read(check, faces)
     assert bool(read.class_id[0] == TILE_UP) == up
-    if up:
+    if up:  # the face reader's probability: the tracker keeps faces read at 0.9 or more
         assert FACE_CLASSES[read.face[0]] == "tile_1-4"
+        assert read.face_confidence[0] == pytest.approx(0.98)
 
 
 def test_the_face_reader_reads_no_face_down_box_the_check_reads_surely():
