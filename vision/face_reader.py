@@ -17,15 +17,13 @@ from vision.faces import (
     DOWN_CHECK_CLASSES,
     FACE_CLASSES,
     FACE_INPUT_PX,
-    FACE_UP_AGREED_PROBABILITY,
-    FACE_UP_MIN_PROBABILITY,
     PIP_MIN_EVIDENCE,
-    TILE_FACE_CLASSES,
     crop_square,
     die_choice,
     pip_evidence,
     read_as_back,
     turned_up,
+    unsure_face,
 )
 from vision.onnx import MODELS_DIR, ModelError, OnnxModel, load_manifest
 from vision.types import DIE, TILE_DOWN, TILE_UP, Detections
@@ -109,16 +107,10 @@ class FaceReader:
         return detections.with_faces(face, conf, class_id)
 
     def _torn(self, crops: np.ndarray, check: np.ndarray) -> np.ndarray:
-        """The face reader's probabilities for the face-down crops whose check reads a tile
-        face at ``FACE_UP_AGREED_PROBABILITY`` up to ``FACE_UP_MIN_PROBABILITY`` (the face
-        reader's word decides those, :func:`vision.faces.turned_up`); zero for the rest."""
+        """The face reader's probabilities for the face-down crops the check reads as a face
+        unsurely (:func:`vision.faces.unsure_face`); zero for the rest."""
         reader = np.zeros((len(crops), len(self.model.entry["classes"])), np.float32)
-        conf = check.max(axis=1)
-        torn = np.flatnonzero(
-            np.isin(check.argmax(axis=1), TILE_FACE_CLASSES)
-            & (conf >= FACE_UP_AGREED_PROBABILITY)
-            & (conf < FACE_UP_MIN_PROBABILITY)
-        )
+        torn = np.flatnonzero(unsure_face(check))
         if len(torn):
             reader[torn] = self.probs(crops[torn])
         return reader

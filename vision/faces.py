@@ -158,13 +158,24 @@ def turned_up(
     [0.95, 0.98]
     """
     best, conf = probs.argmax(axis=1), probs.max(axis=1)
-    face = np.isin(best, TILE_FACE_CLASSES)
-    up = face & (conf >= FACE_UP_MIN_PROBABILITY)
+    up = np.isin(best, TILE_FACE_CLASSES) & (conf >= FACE_UP_MIN_PROBABILITY)
     if reader is not None:
         agreed = (reader.argmax(axis=1) == best) & (reader.max(axis=1) >= FACE_UP_MIN_PROBABILITY)
-        agreed &= face & ~up & (conf >= FACE_UP_AGREED_PROBABILITY)
+        agreed &= unsure_face(probs)
         up, conf = up | agreed, np.where(agreed, reader.max(axis=1), conf)
     return up, best, conf
+
+
+def unsure_face(probs: np.ndarray) -> np.ndarray:
+    """For crops of boxes the detector calls face down, from the face-down check's ``probs``:
+    which it reads as a tile face at ``FACE_UP_AGREED_PROBABILITY`` up to
+    ``FACE_UP_MIN_PROBABILITY`` (the face reader's word decides those, :func:`turned_up`)."""
+    best, conf = probs.argmax(axis=1), probs.max(axis=1)
+    return (
+        np.isin(best, TILE_FACE_CLASSES)
+        & (conf >= FACE_UP_AGREED_PROBABILITY)
+        & (conf < FACE_UP_MIN_PROBABILITY)
+    )
 
 
 def read_as_back(probs: np.ndarray) -> np.ndarray:

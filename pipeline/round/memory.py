@@ -132,7 +132,7 @@ class DieRest:
     hidden: bool = False  # out of sight now (its track coasts)
     values: set[int] = field(default_factory=set)
     read: int | str | None = None  # its value (or die_tipped) last read in sight, held
-    before: int | None = None  # ``read`` when it went out of sight, till read again
+    before: int | str | None = None  # ``read`` when it went out of sight, till read again
 
 
 @dataclass
