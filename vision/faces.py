@@ -49,7 +49,8 @@ FACE_UP_MIN_PROBABILITY = 0.9
 # look the check never learnt (rendered two_rows_wine, a 1-4 face up on a woodpile of black
 # tiles) it read the face at 0.62-0.76 and tile_down at less, where the face reader read it
 # at 0.98; it stayed face down. Set on rendered stills of the six training families and the
-# standard look (40 scenes each, every tile at least 80% visible cut at its true box): no back
+# standard look (40 scenes each, every tile at least 80% visible cut at its true box;
+# scripts/face_up_stills.py): no back
 # of 2,891 turned up by it at any probability (the face reader reads up to 75% of a family's
 # backs as some face at 0.9, never the one the check reads there, and the pips check drops
 # most), faces turned up 739 -> 748 of 1,066 (wrong faces 7 -> 10, on the two black-tile
