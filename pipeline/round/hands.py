@@ -21,6 +21,7 @@ track ids, wherever its tiles lie:
 from __future__ import annotations
 
 from collections import Counter
+from math import inf
 
 from paigow.dice import BOX_COUNT, step_box
 from pipeline.round.events import (
@@ -33,7 +34,7 @@ from pipeline.round.events import (
     Phase,
     TableEvent,
 )
-from pipeline.round.memory import RoundConfig, RoundMemory
+from pipeline.round.memory import Exposing, RoundConfig, RoundMemory
 from pipeline.round.tracks import FrameView, rank_pairs, split_pairs
 from vision.types import Track
 
@@ -163,13 +164,16 @@ def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
 
 
 def _exposed_pairs(
-    memory: RoundMemory, cfg: RoundConfig, box: int, tracks: list[Track]
+    memory: RoundMemory, cfg: RoundConfig, exposing: Exposing
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """The pairs of an exposed hand: as seen lying now, else as set (when the setting's tiles
-    are these, under the same ids), else in the order of their ids."""
+    """The pairs of an exposed hand: as seen lying when found, ranked by the faces read, else
+    as set (when the setting's tiles are these, under the same ids), else in the order of
+    their ids."""
+    box, tracks = exposing.box, exposing.tracks
     pairs = split_pairs(tracks, cfg.pair_gap_ratio, cfg.pair_gap_norm)
     if pairs is not None:
-        high, low, _ = rank_pairs(*pairs, _faces(tracks))
+        read = {i: f for i, f in exposing.faces.items() if f is not None}
+        high, low, _ = rank_pairs(*pairs, {**_faces(tracks), **read})
         return high, low
     ids = [t.track_id for t in tracks]
     setting = memory.settings.get(box)
@@ -241,7 +245,8 @@ def _seen_in(view: FrameView, zone: str) -> list[Track]:
 
 
 def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """A hand's four tiles face up and still: HandExposed (the chung box's is the bank's)."""
+    """A hand's four tiles face up and still: the hand is exposed (the chung box's is the
+    bank's), reported by :func:`_report_exposed`."""
     if not memory.delivery_done:
         return []
     events: list[TableEvent] = []
@@ -251,24 +256,47 @@ def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
         tracks = _exposed_tracks(view, memory, cfg, box)
         if tracks is None:
             continue
-        high, low = _exposed_pairs(memory, cfg, box, tracks)
-        faces = _faces(tracks, view.frame)
-        memory.exposed.add(box)
+        memory.exposed[box] = view.time_s
         if memory.phase.order < Phase.EXPOSURE.order:
             memory.close_bets()  # the stakes the hands play for
+        memory.exposing.append(Exposing(box, view.time_s, tracks, _faces(tracks, view.frame)))
+        events += _report_exposed(view, memory, cfg)
+        events += memory.advance(Phase.EXPOSURE, view.frame, view.time_s)
+    return events
+
+
+def _report_exposed(
+    view: FrameView, memory: RoundMemory, cfg: RoundConfig, now: bool = False
+) -> list[TableEvent]:
+    """HandExposed for the hands found exposed, in the order found, each once its four faces
+    are read (a tile of it seen face up with its face known), or ``exposed_faces_wait_s``
+    after it was found (``now``: at once), its faces still unread unknown."""
+    for exposing in memory.exposing:
+        for track_id in exposing.faces:
+            track = view.tracks.get(track_id)
+            seen = track is not None and track.last_seen_frame == view.frame
+            if seen and track.face_up is True and track.face is not None:
+                exposing.faces[track_id] = track.face
+    events: list[TableEvent] = []
+    while memory.exposing:
+        first = memory.exposing[0]
+        waited = view.time_s - first.since_s >= cfg.exposed_faces_wait_s
+        if None in first.faces.values() and not (waited or now):
+            break
+        memory.exposing.pop(0)
+        high, low = _exposed_pairs(memory, cfg, first)
         events.append(
             HandExposed(
                 view.frame,
                 view.time_s,
-                box,
-                box == cfg.chung_box,
-                tuple(faces[i] for i in high),
-                tuple(faces[i] for i in low),
+                first.box,
+                first.box == cfg.chung_box,
+                tuple(first.faces[i] for i in high),
+                tuple(first.faces[i] for i in low),
                 high,
                 low,
             )
         )
-        events += memory.advance(Phase.EXPOSURE, view.frame, view.time_s)
     return events
 
 
@@ -301,10 +329,11 @@ def settle_box(
     """A wagered box's chip stacks, changed and held, during exposure or settlement: more than
     it staked a win, fewer a loss; the wagered boxes before it, counted counter-clockwise from
     the chung box, that have not settled were passed over: pushes. A box whose hand is not
-    exposed yet settles nothing (its chips are misread, or covered); a box taken for a push
-    settles again (a payout seen after the dealer moved on), a win or a loss stands. ``amount``:
-    the box's money now (None: unknown), less its wager the amount paid."""
-    if box not in memory.wagered or box not in memory.exposed:
+    exposed yet settles nothing, nor a change first seen (``time_s``) before its hand lay
+    exposed (its chips were misread, or covered); a box taken for a push settles again (a
+    payout seen after the dealer moved on), a win or a loss stands. ``amount``: the box's money
+    now (None: unknown), less its wager the amount paid."""
+    if box not in memory.wagered or time_s < memory.exposed.get(box, inf):
         return []
     staked = memory.stakes.get(box, 0)
     if memory.settled.get(box, Outcome.PUSH) is not Outcome.PUSH or stacks == staked:
@@ -339,7 +368,7 @@ def _settle_quiet(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> lis
 def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Close a round's open ends: a group still open; chips seen changed but not yet held
     settle as seen; wagered boxes never settled are pushes."""
-    events: list[TableEvent] = list(memory.close_group())
+    events: list[TableEvent] = [*memory.close_group(), *_report_exposed(view, memory, cfg, True)]
     if memory.phase.order >= Phase.EXPOSURE.order:
         for box, seen in sorted(memory.chips_changing.items()):
             # seen changed, uncovered, after a hand, as the stream ended before the hold: as
@@ -350,5 +379,5 @@ def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list
     return events
 
 
-HAND_STEPS = (_collect, _set, _merge, _expose, _settle_quiet)
+HAND_STEPS = (_collect, _set, _merge, _expose, _report_exposed, _settle_quiet)
 """Steps after delivery, run each frame after the reconstructor's own."""

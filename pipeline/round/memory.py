@@ -59,6 +59,12 @@ class RoundConfig:
     # it); higher: a tile hidden a moment under the dealer's hand as it turns is waited for
     # longer, lower: the hand's exposure (its settlement) comes sooner. A delivered tile
     # hidden this long lies where it was last seen (hands_mixed)
+    exposed_faces_wait_s: float = 1.0  # a hand found lying exposed is reported (HandExposed,
+    # which the bank's house way and the payouts are judged on) once its four faces are read,
+    # or this long after it was found with those still unread (unknown: not judged); the face
+    # reader is often sure of a face only a few frames after the tile comes to rest. Higher:
+    # fewer hands judged with a face unread, later alerts where a face stays unread; 0: as
+    # found
     flip_hold_s: float = 0.3  # a tile shows its other side this long to count as turned;
     # higher: fewer misread frames taken for exposures, later exposure events
     flip_touch_s: float | None = 0.5  # a tile of no hand yet counts as turned only if it
@@ -133,6 +139,16 @@ class DieRest:
     values: set[int] = field(default_factory=set)
     read: int | str | None = None  # its value (or die_tipped) last read in sight, held
     before: int | str | None = None  # ``read`` when it went out of sight, till read again
+
+
+@dataclass
+class Exposing:
+    """A hand found lying exposed, not yet reported: its faces read so far."""
+
+    box: int
+    since_s: float
+    tracks: list[Track]  # as they lay when found exposed
+    faces: dict[int, str | None]  # track id -> face (None: not read yet)
 
 
 @dataclass
@@ -211,9 +227,10 @@ class RoundMemory:
     collected: set[int] = field(default_factory=set)
     settings: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
     merges: set[frozenset[int]] = field(default_factory=set)
-    exposed: set[int] = field(default_factory=set)
+    exposed: dict[int, float] = field(default_factory=dict)  # box -> when found exposed
     partly_seen_s: dict[int, float] = field(default_factory=dict)  # box -> since when its
     # hand has shown three tiles face up, the fourth unseen (exposure)
+    exposing: list[Exposing] = field(default_factory=list)  # found exposed, in that order
     wagered: tuple[int, ...] = ()
     stakes: dict[int, int] = field(default_factory=dict)  # box -> chip stacks when bets closed
     wager_amounts: dict[int, int | None] = field(default_factory=dict)  # box -> money then
