@@ -22,7 +22,7 @@ RECIPES = {
         "datasets/recipes/train_detector_finetune.yaml",
         "datasets/recipes/train_gpu.yaml",
     ],
-    "faces": ["datasets/recipes/train_gpu.yaml"],
+    "faces": ["datasets/recipes/train_gpu.yaml", "datasets/recipes/train_faces_looks5.yaml"],
     "faces_down": ["datasets/recipes/train_gpu.yaml", "datasets/recipes/train_faces_down.yaml"],
     "dice": [
         "datasets/recipes/train_gpu.yaml",

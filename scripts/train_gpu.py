@@ -68,7 +68,7 @@ def in_view(view: TableView, objects: list[dict]) -> list[dict]:
     return kept
 
 
-def pack_clip(clip: Path, out: Path, every: int, crf: int) -> int:
+def pack_clip(clip: Path, out: Path, every: int, crf: int, face_gap: int | None = None) -> int:
     """One round's sampled, scaled frames -> ``out/<name>.mp4`` + ``out/<name>.jsonl.gz``,
     its face crops -> ``out/faces/<class>/``. Both are cut from the table view the monitor
     fits to the round's layout (``vision.view``: the frame itself for the standard look), so a
@@ -95,7 +95,7 @@ def pack_clip(clip: Path, out: Path, every: int, crf: int) -> int:
             if view is None:
                 view = TableView.fit(layout.zones_px, layout.tile_px, image.shape[1::-1])
             image, objects = view.warp(image), in_view(view, row["objects"])
-            face_crops(image, objects, index, last_kept, rng, out / "faces", clip.name)
+            face_crops(image, objects, index, last_kept, rng, out / "faces", clip.name, face_gap)
             if index % every:
                 continue
             h, w = image.shape[:2]
@@ -151,7 +151,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         if not (clip / "scenario.json").exists():  # written last
             print(f"skipped {clip}: not fully rendered")
             continue
-        n = pack_clip(clip, args.out, args.every, args.crf)
+        n = pack_clip(clip, args.out, args.every, args.crf, args.face_gap)
         total += n
         mb = (args.out / f"{clip.name}.mp4").stat().st_size / 1e6
         print(f"{clip.name}: {n} frames, {mb:.1f} MB")
@@ -390,6 +390,9 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--out", type=Path, required=True)
     a.add_argument("--every", type=int, help="keep one frame in this many")
     a.add_argument("--crf", type=int, help="H.264 quality of the packed frames")
+    a.add_argument(
+        "--face-gap", type=int, help="a tile's face crops this many frames apart (default 36)"
+    )
     c = sub.add_parser("faces", help="there: the face reader (started by run)")
     c.add_argument("--work", default="/tmp/paigow_train")
     c.add_argument("--out", type=Path, required=True)

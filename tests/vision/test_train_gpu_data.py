@@ -113,3 +113,24 @@ def test_stills_widen_a_looks_dice_and_keep_its_name_for_the_view():
     assert widened.name == "dealer_side_slate"  # view_stills fits the view from the name
     plain = config.widened(config.TRAINING, False)
     assert plain.objects.dice_styles == ("white_red",) and plain.content.die_not_flat_prob == 0.1
+
+
+def test_a_tiles_face_crops_are_cut_every_face_gap_frames(tmp_path):
+    """`train_gpu.py pack --face-gap N`: a face-up tile gives a crop every N frames (36 when not
+    given), a die every 3 whatever N (face reader stage 5 took its video crops 12 apart)."""
+    from vision.synth.datasets import face_crops
+
+    image = np.full((200, 200, 3), 128, np.uint8)
+    tile = {"id": 1, "class": "tile", "visibility": 1.0, "face_up": True, "face": "6-6"}
+    die = {"id": 2, "class": "die", "visibility": 1.0, "die_flat": True, "die_value": 4}
+    objects = [{**tile, "xyxy": [50, 40, 80, 100]}, {**die, "xyxy": [120, 120, 140, 140]}]
+
+    def crops(tile_gap):
+        out, kept = tmp_path / f"gap{tile_gap}", {}
+        rng = np.random.default_rng(0)
+        for index in range(72):
+            face_crops(image, objects, index, kept, rng, out, "r", tile_gap)
+        return len(list(out.glob("tile_6-6/*.jpg"))), len(list(out.glob("die_4/*.jpg")))
+
+    assert crops(None) == (2, 24)
+    assert crops(12) == (6, 24)

@@ -140,14 +140,18 @@ def face_split(
     return n
 
 
-def face_crops(image, objects, index, last_kept, rng, faces_dir: Path, clip: str) -> None:
+def face_crops(
+    image, objects, index, last_kept, rng, faces_dir: Path, clip: str, tile_gap: int | None = None
+) -> None:
     """Crops of readable faces in one full-resolution frame, one per object every
-    ``FACE_GAP_FRAMES``, boxes jittered like a detector's."""
+    ``FACE_GAP_FRAMES`` (a tile every ``tile_gap`` frames where given), boxes jittered like a
+    detector's."""
+    gaps = FACE_GAP_FRAMES if tile_gap is None else {**FACE_GAP_FRAMES, "tile": tile_gap}
     for o in objects:
         cls = face_class(o)
         if cls is None:
             continue
-        gap = FACE_GAP_FRAMES[cls if cls == "die_tipped" else o["class"]]
+        gap = gaps[cls if cls == "die_tipped" else o["class"]]
         if index - last_kept.get((o["id"], cls), -gap) < gap:
             continue
         last_kept[(o["id"], cls)] = index
