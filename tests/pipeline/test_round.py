@@ -869,6 +869,16 @@ def expose_bank(table: Table) -> None:
     )
 
 
+def turn_hand(table: Table, box: int, faces) -> None:
+    """A box's delivered hand turned face up where it lies, with these faces (None: unread)."""
+    table.put(
+        *(
+            replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
+            for i, f in zip(table.state.hands[box], faces, strict=True)
+        )
+    )
+
+
 def test_hand_set_as_two_pairs_ranked_by_faces():
     table = delivered_table()
     ids = table.state.hands[5]
@@ -1097,13 +1107,7 @@ def test_a_hand_found_exposed_is_reported_once_its_faces_are_read():
     (shown,) = table.of(HandExposed)
     assert sorted((*shown.high_faces, *shown.low_faces)) == ["1-3", "4-4", "4-4", "5-6"]
     assert shown.high_faces == ("4-4", "4-4")  # ranked by the faces read
-    six = table.state.hands[6]
-    table.put(
-        *(
-            replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
-            for i, f in zip(six, ("1-1", "1-1", "2-2", None), strict=True)
-        )
-    )
+    turn_hand(table, 6, ("1-1", "1-1", "2-2", None))
     table.step(3)
     assert [e.box for e in table.of(HandExposed)] == [1]
     table.step(5)  # exposed_faces_wait_s: the fourth face stays unread
@@ -1125,12 +1129,7 @@ def test_chips_changed_before_a_box_lay_exposed_settle_nothing_even_as_the_strea
     table.drop(106, 900)  # box 6's chip seen gone before any hand is exposed
     table.step(1)
     expose_bank(table)
-    table.put(
-        *(
-            replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
-            for i, f in zip(table.state.hands[6], ("3-3", "3-3", "5-5", "5-5"), strict=True)
-        )
-    )
+    turn_hand(table, 6, ("3-3", "3-3", "5-5", "5-5"))
     table.step(3)
     assert sorted(e.box for e in table.of(HandExposed)) == [1, 6]
     table.step(3)
@@ -1207,12 +1206,7 @@ def test_chips_moving_in_a_box_not_exposed_settle_nothing():
     still face down (a payout stack passing over it) settle nothing and pass no box over."""
     table = delivered_table()
     expose_bank(table)
-    table.put(
-        *(
-            replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
-            for i, f in zip(table.state.hands[5], ("1-1", "1-1", "2-2", "2-2"), strict=True)
-        )
-    )
+    turn_hand(table, 5, ("1-1", "1-1", "2-2", "2-2"))
     table.step(3)
     assert sorted(e.box for e in table.of(HandExposed)) == [1, 5]
     table.put(hand(900, (0.0, 0.0), "box_6"))
