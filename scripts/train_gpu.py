@@ -151,8 +151,7 @@ def cmd_pack(args: argparse.Namespace) -> int:
         if not (clip / "scenario.json").exists():  # written last
             print(f"skipped {clip}: not fully rendered")
             continue
-        n = pack_clip(clip, args.out, args.every, args.crf, args.face_gap)
-        total += n
+        total += (n := pack_clip(clip, args.out, args.every, args.crf, args.face_gap))
         mb = (args.out / f"{clip.name}.mp4").stat().st_size / 1e6
         print(f"{clip.name}: {n} frames, {mb:.1f} MB")
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file()) / 1e6
@@ -390,9 +389,7 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--out", type=Path, required=True)
     a.add_argument("--every", type=int, help="keep one frame in this many")
     a.add_argument("--crf", type=int, help="H.264 quality of the packed frames")
-    a.add_argument(
-        "--face-gap", type=int, help="a tile's face crops this many frames apart (default 36)"
-    )
+    a.add_argument("--face-gap", type=int, help="a tile's face crops N frames apart (def. 36)")
     c = sub.add_parser("faces", help="there: the face reader (started by run)")
     c.add_argument("--work", default="/tmp/paigow_train")
     c.add_argument("--out", type=Path, required=True)
