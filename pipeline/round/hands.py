@@ -260,7 +260,7 @@ def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tabl
         if memory.phase.order < Phase.EXPOSURE.order:
             memory.close_bets()  # the stakes the hands play for
         memory.exposing.append(Exposing(box, view.time_s, tracks, _faces(tracks, view.frame)))
-        events += _report_exposed(view, memory, cfg)
+        events += _report_exposed(view, memory, cfg)  # at once if read: before the phase
         events += memory.advance(Phase.EXPOSURE, view.frame, view.time_s)
     return events
 

@@ -193,17 +193,15 @@ class Matcher:
         tracks of the next box's tiles, one box along (rendered two_rows_wine, clean_10001).
         A tile truly carried to another box (hands mixed) is found there by the 32-tile rule
         (:meth:`reuse`) or as lost where it lay (the round's hidden tiles)."""
-        out = np.zeros((len(track_xyxy), len(d_idx)), bool)
         kept = np.isin(dets.class_id[d_idx], (CHIP, TILE_DOWN, TILE_UP))
         if self.zone_of is None or not kept.any() or len(track_xyxy) == 0:
-            return out
-        t_zone = self.zone_of((track_xyxy[:, :2] + track_xyxy[:, 2:]) / 2)
+            return np.zeros((len(track_xyxy), len(d_idx)), bool)
         d_xyxy = dets.xyxy[d_idx]
-        d_zone = self.zone_of((d_xyxy[:, :2] + d_xyxy[:, 2:]) / 2)
-        for i, tz in enumerate(t_zone):
-            for j, dz in enumerate(d_zone):
-                out[i, j] = kept[j] and _betting(tz) and _betting(dz) and tz != dz
-        return out
+        t_zone = np.array(self.zone_of((track_xyxy[:, :2] + track_xyxy[:, 2:]) / 2), object)
+        d_zone = np.array(self.zone_of((d_xyxy[:, :2] + d_xyxy[:, 2:]) / 2), object)
+        t_bet = np.array([_betting(z) for z in t_zone], bool)
+        d_bet = np.array([_betting(z) for z in d_zone], bool) & kept
+        return t_bet[:, None] & d_bet[None, :] & (t_zone[:, None] != d_zone[None, :])
 
     def reuse(self, dets, d_idx, pairs) -> list[tuple[int, int]]:
         """The 32-tile rule: tiles seen beyond ``max_tiles`` take lost tile tracks, anywhere.
