@@ -165,6 +165,7 @@ def _guarded_counts(
     covered = covered_boxes(view, memory, cfg)
     for box in covered:
         memory.covered_s[box] = view.time_s
+    covered |= _under_tiles(view, memory, seen)
     believed = dict(memory.chips)
     hold_s = cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
     for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
@@ -205,6 +206,26 @@ def _guarded_counts(
     return {box: n for box, n in believed.items() if n}
 
 
+def _under_tiles(view: FrameView, memory: RoundMemory, seen: dict[int, int]) -> set[int]:
+    """Boxes with fewer stacks seen than believed, as many of whose stacks' places as are
+    missing lie under a tile seen now: hidden, not taken (a player's tiles set down over the
+    place in a tilted view; two_rows_wine/laja_exposure_excess_20100). Not a hand's cover: it
+    does not make a later change one a hand made."""
+    tiles = [t.xyxy for t in view.of_kind("tile") if t.last_seen_frame == view.frame]
+    out = set()
+    for box, before in memory.chips.items():
+        missing = before - seen.get(box, 0)
+        if missing <= 0 or not tiles:
+            continue
+        hidden = sum(
+            any(a <= (x1 + x2) / 2 <= c and b <= (y1 + y2) / 2 <= d for a, b, c, d in tiles)
+            for x1, y1, x2, y2 in memory.chip_spots.get(box, [])
+        )
+        if hidden >= missing:
+            out.add(box)
+    return out
+
+
 def _never_sure(memory: RoundMemory, box: int, now: int) -> bool:
     """Before the exposure, fewer stacks than believed, but no fewer than were ever detected
     surely before "no more bets": the stacks gone were the detector's doubt, not a wager."""
@@ -222,11 +243,13 @@ def call_no_more_bets(view: FrameView, memory: RoundMemory, reason: str) -> list
 def no_more_bets(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """The quiet rule: wagers down, woodpile built, no change and no hand over a box for
     ``no_more_bets_quiet_s`` (a player still reaching into a box is still betting: chips set
-    down under the hand are seen only once it lifts)."""
+    down under the hand are seen only once it lifts). A box whose chips were never detected
+    surely is a box not yet bet: the felt's printed box number, read as a chip at 0.5, is no
+    wager, and the hand over it may be setting one down (two_rows_wine/clean_10000)."""
     quiet_s = cfg.no_more_bets_quiet_s
     if memory.no_more_bets or quiet_s is None or memory.phase is not Phase.WAGERS:
         return []
-    if any(not memory.chips.get(box) for box in covered_boxes(view, memory, cfg)):
+    if any(not memory.chips_sure.get(box) for box in covered_boxes(view, memory, cfg)):
         memory.reaching_s = view.time_s
     if not memory.wagers_placed or memory.last_wager_s is None:
         return []

@@ -670,6 +670,49 @@ def test_a_player_reaching_into_a_box_without_a_wager_keeps_the_bets_open():
     assert [e.reason for e in quiet.of(NoMoreBets)] == ["quiet"]
 
 
+def test_a_hand_over_a_box_whose_chips_were_never_sure_keeps_the_bets_open():
+    """The felt's printed box number read as a chip at 0.5 is no wager: a player's hand over
+    that box may be setting one down (two_rows_wine/clean_10000: "no more bets" was inferred
+    under the hand, and the chips it set down became a late wager)."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_3", (420.0, 300.0)))
+    table.put(replace(chip(101, "box_2"), confidence=0.5))  # the print, never sure
+    table.step(2)
+    table.put(hand(900, (30.0, 20.0), "box_2"))
+    table.step(8)
+    assert not table.of(NoMoreBets)
+    table.drop(900)
+    table.put(chip(102, "box_2", (14.0, 0.0)))  # set down under the hand
+    table.step(8)
+    assert [(w.box, w.after, w.after_no_more_bets) for w in table.of(WagerChanged)] == [
+        (2, 1, False),
+        (3, 1, False),
+        (2, 2, False),
+    ]
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+
+
+def test_a_stack_whose_place_a_tile_lies_over_is_hidden_not_taken():
+    """A player's tiles set down over a stack's place in a tilted view hide it: unknown, not
+    a wager taken (two_rows_wine/laja_exposure_excess_20100). Seen bare again, it is judged."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2", (400.0, 300.0)), chip(101, "box_2", (440.0, 300.0)))
+    table.step(10)
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table.put(hand(900, (420.0, 330.0), "box_2"))  # the player sets the hand
+    table.step(3)
+    table.drop(900, 101)
+    table.put(tile(40, (440.0, 300.0), "box_2"))  # a tile over stack 101's place
+    table.step(20)
+    assert [w.after_no_more_bets for w in table.of(WagerChanged)] == [False]
+    table.put(hand(900, (440.0, 330.0), "box_2"))  # the tile picked up: the place bare
+    table.step(2)
+    table.drop(900, 40)
+    table.step(20)
+    late = table.of(WagerChanged)[-1]
+    assert (late.box, late.before, late.after, late.after_no_more_bets) == (2, 2, 1, True)
+
+
 def test_chips_under_a_hand_are_unknown_not_gone():
     table = woodpile_table(no_more_bets_quiet_s=0.8)
     table.put(chip(100, "box_2", (400.0, 300.0)), chip(101, "box_2", (412.0, 300.0)))
