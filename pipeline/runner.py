@@ -114,7 +114,9 @@ class TablePipeline:
             try:
                 check_tile_px(layout.tile_px, cfg.view)
             except ViewError as err:
-                raise LayoutError(f"layout '{layout.camera}': {err}") from None
+                guess = " (estimated from the boxes' size; tile_length_px sets it)"
+                guess = guess if layout.tile_px_from == "boxes" else ""
+                raise LayoutError(f"layout '{layout.camera}': {err}{guess}") from None
         self.view: TableView | None = None
         if detector is None:
             full = Detector(cfg.detector or DetectorConfig(threads=cfg.threads))

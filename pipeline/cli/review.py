@@ -218,6 +218,8 @@ def _run(args: argparse.Namespace, settings: Settings, video: Path, out: Path, p
     _prepare_out(out, args.overwrite)
     config = settings.review_config(layout.chung_box)
     print(f"layout: {source}", file=sys.stderr)
+    if layout.tile_note:
+        print(f"layout: {layout.tile_note}", file=sys.stderr)
     return review(
         video,
         out,

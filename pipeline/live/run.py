@@ -73,9 +73,9 @@ def run_monitor(
                 source_text, settings.source.build(camera_id=table, keep_every=config.stride)
             )
         )
-        warning = size_warning(layout, source.size_wh)
-        if warning:
-            _note(warning)
+        for warning in (size_warning(layout, source.size_wh), layout.tile_note):
+            if warning:
+                _note(warning)
         store = stack.enter_context(AlertStore(journal.path, journal.spill, journal.build()))
         publisher = stack.enter_context(_publisher(settings, store))
         _note(

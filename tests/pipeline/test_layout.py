@@ -81,6 +81,23 @@ def test_pixel_zones_without_reference_points(spec, block):
         layout.image_to_table(np.zeros((1, 2)))
 
 
+def test_a_pixel_layout_without_a_tile_length_estimates_it_from_the_boxes(spec, block):
+    """The scale the models need (issue 19, 3) from the layout alone: with neither reference
+    points nor tile_length_px, a tile's length comes from the boxes' size, and says so."""
+    true_px = parse_layout(copy.deepcopy(spec)).tile_px
+    assert parse_layout(copy.deepcopy(spec)).tile_px_from == "table_mm"
+    spec["coordinates"] = "image_px"
+    del spec["reference_points"]
+    spec["boxes"] = {n: block["zones_px"][f"box_{n}"] for n in range(1, 9)}
+    spec["areas"] = {a: block["zones_px"][a] for a in spec["areas"]}
+    layout = parse_layout(copy.deepcopy(spec))
+    assert layout.tile_px_from == "boxes" and "estimated" in layout.tile_note
+    assert abs(layout.tile_px / true_px - 1) < 0.15  # the standard table's boxes
+    spec["tile_length_px"] = 30.0
+    given = parse_layout(spec)
+    assert (given.tile_px, given.tile_px_from, given.tile_note) == (30.0, "given", None)
+
+
 @pytest.mark.parametrize(
     ("edit", "message"),
     [

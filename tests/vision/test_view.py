@@ -119,6 +119,12 @@ def test_a_layout_out_of_range_is_refused_by_the_pipeline_in_one_line():
     with pytest.raises(LayoutError, match=r"^layout 'tiny': a tile is 18\.0 px long") as err:
         TablePipeline("T1", small, detector=lambda frame: Detections(), reader=lambda i, d: d)
     assert "\n" not in str(err.value)
+    del spec["tile_length_px"]  # the boxes drawn a quarter as large: a guess out of range
+    spec["boxes"] = {n: (np.array(p) / 4).tolist() for n, p in spec["boxes"].items()}
+    guessed = parse_layout(spec, "tiny.yaml")
+    with pytest.raises(LayoutError, match=r"estimated from the boxes' size") as err:
+        TablePipeline("T1", guessed, detector=lambda frame: Detections(), reader=lambda i, d: d)
+    assert "\n" not in str(err.value)
 
 
 def _demo_frame(index: int) -> np.ndarray:
