@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -282,6 +282,25 @@ def build_layout(spec: LayoutSpec) -> Layout:
 # 2.96; two_rows_wine and teal_dim, held out, not used); a casino's print may differ, so a
 # layout's tile_length_px, where given, is taken instead.
 BOX_SIDE_IN_TILES = 2.62
+
+
+def as_pixel_layout(layout: Layout, scaled: bool = True) -> Layout:
+    """``layout``'s zones as a casino might write them: an ``image_px`` layout with neither
+    reference points nor ``tile_length_px`` (the tile's length then estimated from the boxes);
+    ``scaled=False``: no tile length at all (the models see the picture at its own scale)."""
+    zones = {k: v.tolist() for k, v in layout.zones_px.items()}
+    spec: dict[str, Any] = {
+        "version": 1,
+        "camera": layout.camera,
+        "chung_box": layout.chung_box,
+        "coordinates": "image_px",
+        "boxes": {n: zones[f"box_{n}"] for n in BOX_NUMBERS},
+        "areas": {a: zones[a] for a in AREA_ORDER if a in zones},
+    }
+    if layout.image_size_wh is not None:
+        spec["image_size_wh"] = list(layout.image_size_wh)
+    out = parse_layout(spec, f"{layout.camera} in pixels")
+    return out if scaled else replace(out, tile_px=None, tile_px_from=None)
 
 
 def _tile_px_of_boxes(boxes: list[np.ndarray]) -> float:

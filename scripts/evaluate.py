@@ -61,6 +61,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--no-felt", action="store_true", help="no felt balance (vision.felt): the network alone"
     )
     p.add_argument(
+        "--pixel-layout",
+        choices=("estimated", "unscaled"),
+        help="each round's layout as image-pixel polygons without reference points or tile "
+        "length, as a casino might write it: the tile's length estimated from the boxes, or "
+        "none (the picture at its own scale)",
+    )
+    p.add_argument(
         "--vision-cache",
         type=Path,
         help="record the models' detections here, or replay them when recorded already "
@@ -100,6 +107,7 @@ def main(argv: list[str] | None = None) -> int:
             not args.quiet,
             not args.no_felt,
             args.vision_cache,
+            args.pixel_layout,
         )
         summary, figures = evaluate_all(clips, config)
     except InputError as err:

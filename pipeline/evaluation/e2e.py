@@ -36,7 +36,7 @@ from pipeline.evaluation.e2e_score import (
 from pipeline.evaluation.perception import dealt, round_figures
 from pipeline.evaluation.rules import WALL_TIME, ClipRun
 from pipeline.evaluation.truth import read_clip
-from pipeline.layout import layout_from_scenario
+from pipeline.layout import as_pixel_layout, layout_from_scenario
 from pipeline.review import ReviewConfig, keep_watching, pipeline_config, still_skip
 from pipeline.round.events import describe
 from pipeline.runner import NO_PICTURE, FrameResult, TablePipeline
@@ -62,7 +62,10 @@ class RunConfig:
     map_every: int = MAP_EVERY
     progress: bool = True
     felt: bool = True  # unknown felts balanced (vision.felt); False: the network alone
-    vision_cache: Path | None = None  # record what the vision stages saw here; replay it when
+    vision_cache: Path | None = None  # record what the vision stages saw here, or replay it
+    # each round's layout as image-pixel polygons, no reference points, no tile length (as a
+    # casino might write it): "estimated" (the tile's length from the boxes), "unscaled"
+    pixel_layout: str | None = None
 
 
 def suite_clips(folder: Path) -> list[Path]:
@@ -92,7 +95,10 @@ def run_pipeline(clip: Path, scenario: dict, config: RunConfig) -> Observed:
     settings = pipeline_config(review)
     if not config.felt:
         settings = replace(settings, detector=DetectorConfig(threads=settings.threads, felt=None))
-    pipe = TablePipeline(TABLE, layout_from_scenario(scenario), settings)
+    layout = layout_from_scenario(scenario)
+    if config.pixel_layout is not None:
+        layout = as_pixel_layout(layout, scaled=config.pixel_layout == "estimated")
+    pipe = TablePipeline(TABLE, layout, settings)
     cache = _cache_file(clip, config)
     recorded = _recorded(cache)
     if recorded is not None:
@@ -155,6 +161,7 @@ def _cache_file(clip: Path, config: RunConfig) -> Path | None:
             config.limit_frames,
             config.map_every,
             config.felt,
+            *([config.pixel_layout] if config.pixel_layout else []),  # earlier keys unchanged
         ]
     )
     digest = hashlib.sha256(key.encode()).hexdigest()[:16]

@@ -5,6 +5,7 @@ exit 2."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -129,6 +130,9 @@ def test_a_round_rendered_again_in_its_folder_is_not_replayed_from_the_old_visio
     assert _cache_file(clip, config) == first
     (clip / "scenario.json").write_text('{"n_frames": 776}')  # rendered again
     assert _cache_file(clip, config) != first
+    again = _cache_file(clip, config)
+    pixels = [_cache_file(clip, replace(config, pixel_layout=m)) for m in ("estimated", "unscaled")]
+    assert len({again, *pixels}) == 3  # another layout, other detections
 
 
 def test_a_replay_tracks_the_recorded_detections_again_with_todays_tracker() -> None:

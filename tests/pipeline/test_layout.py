@@ -9,6 +9,7 @@ import yaml
 
 from pipeline.layout import (
     LayoutError,
+    as_pixel_layout,
     layout_from_scenario,
     load_default_layout,
     load_layout,
@@ -96,6 +97,17 @@ def test_a_pixel_layout_without_a_tile_length_estimates_it_from_the_boxes(spec, 
     spec["tile_length_px"] = 30.0
     given = parse_layout(spec)
     assert (given.tile_px, given.tile_px_from, given.tile_note) == (30.0, "given", None)
+
+
+def test_a_layout_written_in_pixels_keeps_its_zones(block):
+    """scripts/evaluate.py --pixel-layout: a scenario's layout as a casino might write it."""
+    layout = layout_from_scenario({"layout": block, "resolution_wh": [960, 540]})
+    pixels = as_pixel_layout(layout)
+    assert pixels.homography_img_from_table is None and pixels.tile_px_from == "boxes"
+    for name, polygon in layout.zones_px.items():
+        assert np.allclose(pixels.zones_px[name], polygon), name
+    unscaled = as_pixel_layout(layout, scaled=False)
+    assert (unscaled.tile_px, unscaled.tile_px_from, unscaled.tile_note) == (None, None, None)
 
 
 @pytest.mark.parametrize(
