@@ -18,9 +18,9 @@ streams) and where the alerts go (journal, bus, report) is the caller's business
 
 from __future__ import annotations
 
+import sys
 import time
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from pipeline.live.health import FrameHealth, HealthConfig
 from pipeline.live.vision_health import VisionHealth, VisionHealthConfig
 from pipeline.round.events import CameraLost, CameraRestored, Phase, TableEvent, TableState
 from pipeline.round.phases import RoundConfig, RoundReconstructor
-from pipeline.rules.base import RulesConfig
+from pipeline.rules.base import RulesConfig, fault_text
 from pipeline.rules.checker import RulesChecker
 from vision.chip_values import ChipValues, ChipValuesConfig
 from vision.detector import Detector, DetectorConfig, check_fits
@@ -239,7 +239,14 @@ class TablePipeline:
         sight = self.vision_health.update(tracks, frame.index, frame.time_s, detections)
         events = [*camera, *sight, *events]
         alerts = self.rules.feed(self._state, events, wall_time)
+        self._report_faults()
         return FrameResult(frame, detections, tracks, self._state, events, alerts, False, camera)
+
+    def _report_faults(self) -> None:
+        """A rule's own fault (a bug) on stderr, one line each: the table is watched on."""
+        for line in self.rules.faults:
+            print(f"table {self.table}: rules: {line}", file=sys.stderr)
+        self.rules.faults.clear()
 
     def no_frame(self, index: int, time_s: float, reason: str, wall_time: str | None = None):
         """The source gave no frame at ``time_s`` (a lost stream, a read timeout, an unreadable
@@ -258,6 +265,7 @@ class TablePipeline:
         alerts: list[Alert] = []
         if events and self._state is not None:
             alerts += self.rules.feed(self._state, events, wall_time)
+            self._report_faults()
         return events, alerts + self.rules.finish(wall_time)
 
     def _blind(self, frame: Frame, camera, wall_time: str | None) -> FrameResult:
@@ -265,6 +273,7 @@ class TablePipeline:
             frame.index, frame.time_s, 0, Phase.IDLE, self.round.config.chung_box
         )  # lost before the first picture: the alert still needs a round to belong to
         alerts = self.rules.feed(state, camera, wall_time)
+        self._report_faults()
         return FrameResult(
             frame, None, self._tracks, self._state, list(camera), alerts, True, list(camera)
         )
@@ -272,7 +281,4 @@ class TablePipeline:
 
 def _fault(stage: str, exc: Exception) -> str:
     """One line naming a fault of the monitor's own and the line of code it came from."""
-    at, tb = "", exc.__traceback__
-    while tb is not None:
-        at, tb = f" at {Path(tb.tb_frame.f_code.co_filename).name}:{tb.tb_lineno}", tb.tb_next
-    return f"round {stage} failed ({type(exc).__name__}: {exc}{at})"
+    return f"round {stage} failed ({fault_text(exc)})"

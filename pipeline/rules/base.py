@@ -99,3 +99,13 @@ def faces_text(faces: Sequence[str | None]) -> str:
     '6-6 ?'
     """
     return " ".join(face or "?" for face in faces)
+
+
+def fault_text(exc: Exception) -> str:
+    """A fault of the monitor's own in one line: its type, message and the line of code it
+    came from (``KeyError: 3 at hands.py:120``)."""
+    at, tb = "", exc.__traceback__
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename.replace("\\", "/").rsplit("/", 1)[-1]
+        at, tb = f" at {name}:{tb.tb_lineno}", tb.tb_next
+    return f"{type(exc).__name__}: {exc}{at}"

@@ -44,7 +44,7 @@ from pipeline.round.events import (
     VisionDegraded,
     VisionRestored,
 )
-from pipeline.rules.base import Finding, Rule, RulesConfig
+from pipeline.rules.base import Finding, Rule, RulesConfig, fault_text
 
 RuleFactory = Callable[[RulesConfig], Rule]
 Key = tuple[str, int | None, int | None]  # kind, round (None: not tied to one), box
@@ -150,6 +150,9 @@ class RulesChecker:
         self._round: int | None = None
         self._last: TableState | None = None
         self._degraded = False  # a VisionDegraded is in force
+        # faults of a rule's own (a bug), one line each, for the caller to report and clear:
+        # the rule gave up its round (it starts afresh), the others judged on
+        self.faults: list[str] = []
 
     def reset(self) -> None:
         """Forget every rule's memory and every alert in the making (nothing is closed)."""
@@ -201,7 +204,12 @@ class RulesChecker:
         now_s = clock.state.time_s
         unbegun = clock.state.phase is Phase.IDLE  # joined mid-round: no wash was seen
         for kind, rule in self.rules.items():
-            findings = rule.update(clock.state, events)
+            try:
+                findings = rule.update(clock.state, events)
+            except Exception as exc:  # a fault of ours gives up the rule's round, not the table
+                rule.reset()
+                self.faults.append(f"{kind} given up for round {self._round} ({fault_text(exc)})")
+                continue
             if unbegun and rule.round_scoped:
                 continue  # a round never seen to begin is judged by nothing
             for finding in findings:

@@ -87,7 +87,7 @@ class IncorrectDelivery:
             for b in range(1, BOX_COUNT + 1)
             if b != state.chung_box and not state.chips_per_box.get(b)
         ]
-        placements = [Placement(g.box, self._counts.get(g.box, g.tile_count)) for g in self._groups]
+        placements = [Placement(g.box, self._count(g)) for g in self._groups]
         unseen = {g.box for g in self._groups if not g.order_seen}
         over = {g.box for g in placements if g.tiles > TILES_PER_BOX}
         if self._first is None:  # no dice read: only a box given more than four needs none,
@@ -99,6 +99,12 @@ class IncorrectDelivery:
             ]
         problems = check_delivery(self._first, placements, empty, complete=complete)
         return [p for p in problems if not _assumed(p, unseen, complete, over)]
+
+    def _count(self, group: GroupDelivered) -> int:
+        """A group's tiles: the box's count once the delivery is done, where any are seen there
+        (none seen at the end is no count: tiles carried off or hidden; two_rows_wine's
+        dice_not_flat_20800 seen at its own scale), else as counted when it was set down."""
+        return max(1, self._counts.get(group.box) or group.tile_count)
 
     def _check(self, state: TableState, event: TableEvent, complete: bool) -> list[Finding]:
         new = [p for p in self._problems(state, complete) if p not in self._reported]
@@ -116,7 +122,7 @@ class IncorrectDelivery:
                 {
                     "expected_first_box": self._first,
                     "boxes": [g.box for g in self._groups],
-                    "tile_counts": [self._counts.get(g.box, g.tile_count) for g in self._groups],
+                    "tile_counts": [self._count(g) for g in self._groups],
                     "problems": [f"{p.kind}: {p.detail}" for p in self._reported],
                     "track_ids": [i for g in self._groups if g.box in boxes for i in g.track_ids],
                 },
