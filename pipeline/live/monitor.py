@@ -328,7 +328,8 @@ class Monitor:
                     self._arrivals.append((item.index, self.last_frame_at))
                 queue.put(item)
         except BaseException as exc:  # handed to run(), which raises it in the caller's thread
-            self._reader_failure = exc
+            if not stop.is_set():  # after a stop, the source closed under the read: no failure
+                self._reader_failure = exc
         finally:
             queue.close()
             self.source.close()

@@ -267,6 +267,24 @@ def test_stop_ends_a_live_run_and_still_emits_the_finishing_alerts():
     assert [a.frame for a in sink.alerts] == [999]
 
 
+def test_a_read_that_fails_as_the_source_is_closed_on_stop_is_no_failure():
+    """Ctrl-C on `paigow monitor`: the source closed from the main thread while the reader
+    thread was between two reads, whose next read raised "generator already executing"; that
+    ended the run as an error (status 2) instead of a clean stop."""
+
+    class ClosedUnderTheRead(FakeSource):
+        def __iter__(self):
+            yield from self.items
+            self.closed.wait(WAIT_S)
+            raise ValueError("generator already executing")
+
+    pipeline, stop = StubPipeline(), threading.Event()
+    source = ClosedUnderTheRead([frame(i) for i in range(3)])
+    threading.Timer(0.3, stop.set).start()
+    stats = run_monitor(Monitor(source, pipeline, ListSink()), stop)
+    assert stats.frames == 3 and pipeline.finished
+
+
 def test_a_pipeline_error_still_closes_the_source():
     class Broken(StubPipeline):
         def process(self, frame, wall_time=None):
