@@ -154,7 +154,7 @@ def run_job(job: ReviewJob, on_read: Callable[[float], None] | None = None) -> S
     result = review(
         job.video, job.out, layout, config, layout_source=source, progress=False, on_read=on_read
     )
-    summary = summary_of(result, _size_warnings(layout, result.info.size_wh))
+    summary = summary_of(result, layout_warnings(layout, result.info.size_wh))
     write_done(job.out, summary)
     (job.out / RUNNING_FILE).unlink(missing_ok=True)
     return summary
@@ -180,8 +180,11 @@ def _write_running(job: ReviewJob) -> None:
     (job.out / RUNNING_FILE).write_text(json.dumps(running) + "\n", encoding="utf-8")
 
 
-def _size_warnings(layout, size_wh: tuple[int, int]) -> tuple[str, ...]:
+def layout_warnings(layout, size_wh: tuple[int, int]) -> tuple[str, ...]:
+    """What a batch's index says of a review's layout: made for another frame size, or a tile's
+    size only estimated from its boxes."""
+    out = (layout.tile_note,) if layout.tile_note else ()
     if layout.image_size_wh and tuple(layout.image_size_wh) != tuple(size_wh):
         w, h = layout.image_size_wh
-        return (f"the layout is for {w}x{h} frames, the video is {size_wh[0]}x{size_wh[1]}",)
-    return ()
+        out += (f"the layout is for {w}x{h} frames, the video is {size_wh[0]}x{size_wh[1]}",)
+    return out

@@ -16,6 +16,7 @@ from pipeline.layout import (
     parse_layout,
     spec_from_scenario,
 )
+from pipeline.review.job import layout_warnings
 from vision.synth.camera import Camera, CameraParams
 from vision.synth.table import default_layout, layout_dict
 
@@ -108,6 +109,10 @@ def test_a_layout_written_in_pixels_keeps_its_zones(block):
         assert np.allclose(pixels.zones_px[name], polygon), name
     unscaled = as_pixel_layout(layout, scaled=False)
     assert (unscaled.tile_px, unscaled.tile_px_from, unscaled.tile_note) == (None, None, None)
+    # a batch review's index says so of each recording reviewed with it
+    assert layout_warnings(pixels, (960, 540)) == (pixels.tile_note,)
+    assert layout_warnings(layout, (960, 540)) == ()
+    assert "the layout is for 960x540 frames" in layout_warnings(layout, (640, 360))[0]
 
 
 @pytest.mark.parametrize(
