@@ -266,14 +266,13 @@ def build_layout(spec: LayoutSpec) -> Layout:
     zones = {k: np.asarray(v, np.float64) for k, v in polygons.items()}
     if spec.coordinates == "table_mm":
         zones = {k: apply_homography(h, v) for k, v in zones.items()}
-    tile_px, source = spec.tile_length_px, "given"
-    if tile_px is None and h is not None:
-        tile_px, source = (
-            _tile_px(h, [np.mean(zones[f"box_{n}"], axis=0) for n in BOX_NUMBERS]),
-            "table_mm",
-        )
-    elif tile_px is None:
-        tile_px, source = _tile_px_of_boxes([zones[f"box_{n}"] for n in BOX_NUMBERS]), "boxes"
+    boxes = [zones[f"box_{n}"] for n in BOX_NUMBERS]
+    if spec.tile_length_px is not None:
+        tile_px, source = spec.tile_length_px, "given"
+    elif h is not None:
+        tile_px, source = _tile_px(h, [np.mean(b, axis=0) for b in boxes]), "table_mm"
+    else:
+        tile_px, source = _tile_px_of_boxes(boxes), "boxes"
     return Layout(spec.camera, zones, spec.chung_box, spec.image_size_wh, h, tile_px, source)
 
 
