@@ -132,8 +132,10 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
     """The woodpile seen empty and no tile arriving for ``delivery_quiet_s``: done; with fewer
     than eight boxes served, for ``delivery_short_quiet_s`` (the last stack, lifted from the
     emptied woodpile, is carried to a far box, and comes to rest there a moment later). Each
-    box's count is then its tiles lying in it, and those dealt to it that lie in no place of
-    the game (a player's tile slid over the box's outline is still that player's)."""
+    box's hand is then the tiles lying in it (:func:`_lying_in_boxes`), and its count the
+    fewest it held over that wait: nothing is dealt then, so a box holding more for a moment
+    holds a neighbour's tile under a swapped id (players' hands over two boxes), not a fifth
+    tile."""
     if memory.delivery_done or memory.group or not memory.groups:
         return []
     if any(t.last_seen_frame == view.frame for t in view.resting_in(WOODPILE)):
@@ -141,27 +143,35 @@ def _delivery_done(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> li
         return []
     if memory.delivery_quiet_since_s is None:
         memory.delivery_quiet_since_s = view.time_s
+        memory.quiet_counts = {}
+    in_box = _lying_in_boxes(view, memory)
+    for box, ids in in_box.items():
+        memory.quiet_counts[box] = min(len(ids), memory.quiet_counts.get(box, len(ids)))
     quiet_s = cfg.delivery_quiet_s
     if len(_served(memory)) < BOX_COUNT:  # a stack may still be on its way to a far box
         quiet_s = max(quiet_s, cfg.delivery_short_quiet_s)
     if view.time_s - memory.delivery_quiet_since_s < quiet_s:
         return []
     memory.delivery_done = True
-    off = [
-        t.track_id for z in NO_PLACE for t in view.resting_in(z) if t.track_id in memory.delivered
-    ]
-    memory.recount(
-        {
-            box: [t.track_id for t in view.resting_in(f"box_{box}")]
-            + [tid for tid in off if memory.delivered[tid] == box]
-            for box in memory.hands
-        }
-    )
+    memory.recount(in_box, memory.quiet_counts)
     memory.groups = _assumed_places(memory)
     boxes = tuple(box for box, _ in memory.groups)
     counts = tuple(n for _, n in memory.groups)
     done = DeliveryDone(view.frame, view.time_s, boxes, counts, memory.first_box)
     return [done, *memory.advance(Phase.SETTING, view.frame, view.time_s)]
+
+
+def _lying_in_boxes(view: FrameView, memory: RoundMemory) -> dict[int, list[int]]:
+    """Each served box's tiles now: those lying in it, and those dealt to it that lie in no
+    place of the game (a player's tile slid over the box's outline is still that player's)."""
+    off = [
+        t.track_id for z in NO_PLACE for t in view.resting_in(z) if t.track_id in memory.delivered
+    ]
+    return {
+        box: [t.track_id for t in view.resting_in(f"box_{box}")]
+        + [tid for tid in off if memory.delivered[tid] == box]
+        for box in memory.hands
+    }
 
 
 def _assumed_places(memory: RoundMemory) -> list[tuple[int, int]]:

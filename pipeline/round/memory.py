@@ -214,6 +214,7 @@ class RoundMemory:
     first_box: int | None = None
     woodpile_since_s: float | None = None  # since when the woodpile has looked built
     delivery_quiet_since_s: float | None = None  # since when nothing was left to deliver
+    quiet_counts: dict[int, int] = field(default_factory=dict)  # each box's fewest tiles since
     group: OpenGroup | None = None
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
     order_unseen: set[int] = field(default_factory=set)  # boxes whose group's place is assumed
@@ -258,13 +259,13 @@ class RoundMemory:
         self.hands[box].append(track_id)
         self.delivered[track_id] = box
 
-    def recount(self, in_box: dict[int, list[int]]) -> None:
+    def recount(self, in_box: dict[int, list[int]], counts: dict[int, int]) -> None:
         """At the end of the delivery, each served box's hand is the tiles lying in it now
         (a tile the tracker counted twice while a stack was spread, or that left, drops out);
-        the groups' tile counts follow."""
+        the groups' tile counts are ``counts`` (each box's fewest while nothing was dealt)."""
         self.hands = {box: list(in_box.get(box, [])) for box in self.hands}
         self.delivered = {tid: box for box, ids in self.hands.items() for tid in ids}
-        self.groups = [(box, len(self.hands[box])) for box, _ in self.groups]
+        self.groups = [(box, counts.get(box, len(self.hands[box]))) for box, _ in self.groups]
 
     def close_group(self) -> list[GroupDelivered]:
         """Close the open delivery group: record its hand; its GroupDelivered, if any."""

@@ -369,6 +369,22 @@ def test_a_tile_slid_over_its_box_outline_at_the_deals_end_still_counts():
     assert len(table.state.hands[3]) == 4
 
 
+def test_a_tile_swapped_into_a_neighbours_box_as_the_deal_ends_is_no_fifth_tile():
+    """teal_dim/tile_tracking_risk_20400 (session 31): as the deal ended, players' hands over
+    boxes 3 and 4 made the tracker carry one of box 3's ids into box 4; at DeliveryDone box 4
+    held five and box 3 three, adding up to 32 (a false incorrect_delivery). Nothing is dealt
+    while the deal ends: a box's count is the fewest tiles it held over that wait."""
+    table = woodpile_table()
+    deal_from_box_3(table)
+    table.step(1)  # the deal's end: quiet, not yet for delivery_quiet_s
+    table.put(tile(3, (300.0 + 40 * 4, 200.0), "box_4"))
+    table.step(4)
+    (done,) = table.of(DeliveryDone)
+    counts = dict(zip(done.boxes, done.tile_counts, strict=True))
+    assert counts[4] == 4 and counts[3] == 3  # a count is at least what is seen: no five
+    assert 3 in table.state.hands[4]  # the hands are the tiles lying in each box
+
+
 def test_the_last_stack_carried_to_a_far_box_after_the_woodpile_empties_is_counted():
     """Two-row table (two_rows_wine, session 24): the last stack leaves the woodpile, which is
     then seen empty, and comes to rest in box 2 a second later, longer than delivery_quiet_s.
