@@ -2,6 +2,7 @@
 
 import dataclasses
 
+import cv2
 import numpy as np
 import pytest
 
@@ -66,6 +67,25 @@ def test_felt_shading_is_kept_and_only_a_part_of_the_frame_may_be_balanced():
     assert whole[5, 100].astype(int).sum() < whole[5, 5].astype(int).sum()  # still darker
     part = balance.apply(image[:60, 60:], shift)  # a region of the same frame
     assert np.array_equal(part, whole[:60, 60:])
+
+
+def test_each_pixel_moves_by_its_gaussian_nearness_to_the_felt_colour():
+    """The weights come from per-channel tables (``vision.felt._nearness``): on a noisy picture
+    of every colour they are the Gaussian of the weighted Lab distance, computed per pixel."""
+    rng = np.random.default_rng(7)
+    image = rng.integers(0, 256, (90, 120, 3), dtype=np.uint8)
+    image[:45] = np.clip(np.int16(RED) + rng.integers(-12, 13, (45, 120, 3)), 0, 255)
+    balance = FeltBalance((GREEN, BLUE))
+    shift = balance.shift_for_colour(np.float32(RED))
+    other = dataclasses.replace(shift, lab=shift.lab + 20, offset_bgr=-shift.offset_bgr / 2)
+    lab = cv2.cvtColor(image, cv2.COLOR_BGR2LAB).astype(np.float64)
+    expected = image.astype(np.float64)
+    for s in (shift, other):
+        d2 = np.square(lab - s.lab) @ s.lab_weights.astype(np.float64)
+        expected += np.exp(-0.5 * d2 / s.sigma**2)[..., None] * s.offset_bgr
+    expected = np.clip(expected, 0, 255)
+    out = shifted(image, (shift, other)).astype(np.float64)
+    assert np.abs(out - expected).max() <= 1.0  # the float64 sum, truncated to 8 bits
 
 
 def test_balance_needs_a_trained_felt():
