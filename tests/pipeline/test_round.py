@@ -385,6 +385,20 @@ def test_a_tile_swapped_into_a_neighbours_box_as_the_deal_ends_is_no_fifth_tile(
     assert 3 in table.state.hands[4]  # the hands are the tiles lying in each box
 
 
+def test_five_dealt_to_a_box_are_still_five_when_the_deal_ends():
+    """The fewest over the quiet wait (above) keeps a real five: the five lie there throughout."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))
+    table.step(2)
+    ids = iter(range(32))
+    for box in delivery_order(3):
+        deliver(table, box, [next(ids) for _ in range({3: 5, 4: 3}.get(box, 4))])
+    table.step(4)
+    (done,) = table.of(DeliveryDone)
+    counts = dict(zip(done.boxes, done.tile_counts, strict=True))
+    assert counts[3] == 5 and counts[4] == 3 and sum(counts.values()) == 32
+
+
 def test_the_last_stack_carried_to_a_far_box_after_the_woodpile_empties_is_counted():
     """Two-row table (two_rows_wine, session 24): the last stack leaves the woodpile, which is
     then seen empty, and comes to rest in box 2 a second later, longer than delivery_quiet_s.
