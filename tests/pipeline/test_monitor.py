@@ -256,10 +256,25 @@ def test_an_unpaced_file_loses_no_frame_to_a_slow_pipeline():
     assert pipeline.frames == list(range(60)) and stats.dropped == 0
 
 
+@dataclass
+class StoppingPipeline(StubPipeline):
+    """Sets ``stop`` once it has processed ``after`` frames (no timer a loaded machine can
+    beat)."""
+
+    stop: threading.Event = field(default_factory=threading.Event)
+    after: int = 1
+
+    def process(self, frame, wall_time=None):
+        result = super().process(frame, wall_time)
+        if len(self.frames) >= self.after:
+            self.stop.set()
+        return result
+
+
 def test_stop_ends_a_live_run_and_still_emits_the_finishing_alerts():
-    pipeline, sink, stop = StubPipeline(), ListSink(), threading.Event()
+    pipeline, sink = StoppingPipeline(after=5), ListSink()
+    stop = pipeline.stop
     source = FakeSource([frame(i) for i in range(5)], endless=True)
-    threading.Timer(0.3, stop.set).start()
     started = time.monotonic()
     stats = run_monitor(Monitor(source, pipeline, sink), stop)
     assert time.monotonic() - started < 5.0
@@ -278,10 +293,9 @@ def test_a_read_that_fails_as_the_source_is_closed_on_stop_is_no_failure():
             self.closed.wait(WAIT_S)
             raise ValueError("generator already executing")
 
-    pipeline, stop = StubPipeline(), threading.Event()
+    pipeline = StoppingPipeline(after=3)
     source = ClosedUnderTheRead([frame(i) for i in range(3)])
-    threading.Timer(0.3, stop.set).start()
-    stats = run_monitor(Monitor(source, pipeline, ListSink()), stop)
+    stats = run_monitor(Monitor(source, pipeline, ListSink()), pipeline.stop)
     assert stats.frames == 3 and pipeline.finished
 
 
