@@ -27,9 +27,10 @@ from vision.synth.config import (
     look_family,
     randomisation,
     validated,
+    widened,
 )
 from vision.synth.render import Renderer
-from vision.synth.sampling import sample_look, varied_dice
+from vision.synth.sampling import sample_look, varied_back, varied_dice
 from vision.synth.scenario import ScenarioTiming
 from vision.synth.scene import DICE_STYLES, DieState, Scene
 from vision.synth.settings import DEFAULT_SETTINGS
@@ -207,6 +208,33 @@ def test_varied_dice_leave_the_table_and_camera_of_a_look_as_they_were() -> None
         b = sample_look(np.random.default_rng(seed), varied)
         assert (a.camera, a.layout, a.table) == (b.camera, b.layout, b.table)
     assert validated(varied) is varied
+
+
+def test_varied_backs_span_the_wheel_but_never_the_held_out_maroon() -> None:
+    """Face-reader training draws tile backs over the colour wheel; the held-out family's
+    red-dominant backs (the same test as the families' above) are never among them."""
+    rng = np.random.default_rng(0)
+    backs = [varied_back(rng) for _ in range(400)]
+    hues = set()
+    for (b, g, r), side in backs:
+        assert r <= max(b, g) + MAROON_RED_EXCESS
+        assert all(s >= c for s, c in zip(side, (b, g, r), strict=True))
+        hue, sat = _hue_saturation((b, g, r))
+        if sat > 0.3:
+            hues.add(int(hue // 60))
+    assert hues == set(range(6))  # every sixth of the wheel, red-dominant backs aside
+    base = look_family("arc_green")
+    wide = widened(base, False, varied_backs=True)
+    drawn = set()
+    for seed in range(5):
+        a = sample_look(np.random.default_rng(seed), base)
+        b = sample_look(np.random.default_rng(seed), wide)
+        assert (a.camera, a.layout, a.table, a.dice, a.effects) == (
+            b.camera, b.layout, b.table, b.dice, b.effects
+        )  # fmt: skip
+        assert b.tile_look.red_bgr == a.tile_look.red_bgr
+        drawn.add(b.tile_look.body_bgr)
+    assert len(drawn) == 5 and a.tile_look.body_bgr in base.objects.tile_body_bgr
 
 
 @pytest.mark.parametrize(

@@ -120,6 +120,9 @@ class ObjectRanges:
     sleeve_bgr: tuple[BGR, ...] = ((20, 20, 20), (235, 235, 235), (40, 30, 120), (90, 40, 30))
     # names in vision.synth.scene.DICE_STYLES, or varied (a design drawn for every scene)
     dice_styles: tuple[str, ...] = ("white_red",)
+    # true: a tile back drawn for every scene over the colour wheel, dark to mid grey, never a
+    # red-dominant one (vision.synth.sampling.varied_back), in place of tile_body_bgr
+    varied_backs: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,14 +354,23 @@ def randomisation(name_or_path: str | Path) -> DomainRandomisation:
 
 
 def widened(
-    dr: DomainRandomisation, varied_dice: bool, tipped_prob: float | None = None
+    dr: DomainRandomisation,
+    varied_dice: bool,
+    tipped_prob: float | None = None,
+    varied_backs: bool = False,
 ) -> DomainRandomisation:
     """``dr`` with its dice styles widened by ``varied`` (a design drawn for every scene) when
-    asked, and a tipped die drawn with ``tipped_prob`` when given. Its name stays: a still's
-    table view is fitted from the scene's camera and layout, which neither changes."""
+    asked, its tile backs drawn over the colour wheel when ``varied_backs``, and a tipped die
+    drawn with ``tipped_prob`` when given. Its name stays: a still's table view is fitted from
+    the scene's camera and layout, which none of these changes."""
     changes: dict[str, Any] = {}
+    objects: dict[str, Any] = {}
     if varied_dice:
-        changes["objects"] = {"dice_styles": [*dr.objects.dice_styles, VARIED_DICE]}
+        objects["dice_styles"] = [*dr.objects.dice_styles, VARIED_DICE]
+    if varied_backs:
+        objects["varied_backs"] = True
+    if objects:
+        changes["objects"] = objects
     if tipped_prob is not None:
         changes["content"] = {"die_not_flat_prob": tipped_prob}
     return override(dr, changes)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import cv2
 import numpy as np
 
 from vision.synth.camera import CameraParams
@@ -39,6 +40,13 @@ _SEED_MAX = 2**31 - 1
 # today's aimed point: the middle of the table top (dealer edge -420 mm, rail +480 mm)
 TABLE_CENTRE_MM = LayoutGeometry().centre_mm
 LIGHT_RUN: Range = (0.3, 1.0)
+# varied tile backs (ObjectRanges.varied_backs): OpenCV saturation and value ranges, dark to mid
+BACK_SATURATION: Range = (0.0, 230.0)
+BACK_VALUE: Range = (25.0, 150.0)
+# a back whose red exceeds its green and blue by this is the held-out family's (teal_dim's
+# maroon, datasets/recipes/looks/families.yaml): never drawn
+HELD_OUT_RED_EXCESS = 30
+BACK_SIDE_LIFT = 34  # a tile's side is this much lighter than its back, per channel
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +181,18 @@ def varied_dice(rng: np.random.Generator) -> DiceLook:
     )
 
 
+def varied_back(rng: np.random.Generator) -> tuple[BGR, BGR]:
+    """A tile back (and its side) of any hue, dark to mid grey, never a red-dominant one."""
+    while True:
+        hsv = np.array(
+            [[[rng.uniform(0, 180), uniform(rng, BACK_SATURATION), uniform(rng, BACK_VALUE)]]]
+        ).astype(np.uint8)
+        b, g, r = (int(c) for c in cv2.cvtColor(hsv, cv2.COLOR_HSV2BGR)[0, 0])
+        if r <= max(b, g) + HELD_OUT_RED_EXCESS:
+            side = tuple(min(255, c + BACK_SIDE_LIFT) for c in (b, g, r))
+            return (b, g, r), side  # type: ignore[return-value]
+
+
 def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
     """Layout, camera, table, tile and dice colours, effects and light direction for one
     scene; the layout, frame size and dice come from :func:`structure_rng` of ``rng``."""
@@ -185,10 +205,14 @@ def sample_look(rng: np.random.Generator, dr: DomainRandomisation) -> Look:
     camera = sample_camera(rng, dr, layout.centre_mm, resolution_wh)
     angle = uniform(rng, (0.0, 2 * math.pi))
     run = uniform(rng, LIGHT_RUN)
+    table, tile_look = sample_table(rng, dr), sample_tile_look(rng, dr)
+    if dr.objects.varied_backs:
+        body, side = varied_back(structure)
+        tile_look = TileLook(body, side, tile_look.red_bgr, tile_look.white_bgr)
     return Look(
         camera=camera,
-        table=sample_table(rng, dr),
-        tile_look=sample_tile_look(rng, dr),
+        table=table,
+        tile_look=tile_look,
         effects=sample_effects(rng, dr, camera.resolution_wh),
         light_dir=(run * math.cos(angle), run * math.sin(angle)),
         layout=layout,
