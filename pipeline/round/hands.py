@@ -147,19 +147,23 @@ def _merged_boxes(
 
 
 def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Tiles of two hands lying together: HandsMerged once per episode."""
+    """Tiles of two hands seen lying together in every frame for ``merge_hold_s``:
+    HandsMerged once per episode (a moment's surplus track, players' hands passing over
+    neighbouring boxes, is the tracker's doubt, not a mixing)."""
     if not memory.delivery_done:
         return []
     found = _merged_boxes(view, memory, cfg)
+    memory.merges = {b: memory.merges.get(b, view.time_s) for b in found}
+    memory.merges_reported &= set(found)
     events: list[TableEvent] = []
     for boxes, unknown in found.items():
-        if boxes in memory.merges:
+        if boxes in memory.merges_reported or view.time_s - memory.merges[boxes] < cfg.merge_hold_s:
             continue
+        memory.merges_reported.add(boxes)
         ids = [i for b in sorted(boxes) for i in memory.hands.get(b, [])]
         whole = not unknown and all(i in view.tracks for i in ids)
         everything = tuple(sorted({*ids, *unknown}))
         events.append(HandsMerged(view.frame, view.time_s, tuple(sorted(boxes)), everything, whole))
-    memory.merges = set(found)
     return events
 
 

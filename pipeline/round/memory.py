@@ -53,6 +53,10 @@ class RoundConfig:
     # zones taken for destinations, later events
     unread_face_s: float = 2.0  # a tile face up this long with its face unread is reported as
     # low-confidence evidence (TileFaceUnread), never judged; lower: more such notes
+    merge_hold_s: float = 0.5  # tiles of two hands seen lying together in every frame this
+    # long are mixed (HandsMerged); lower: a hand set over another is reported sooner, but ids
+    # traded for a moment between neighbouring boxes as players' hands pass over them (a
+    # surplus track in one box) are taken for mixed hands
     hidden_tile_hold_s: float = 0.5  # while the dealer exposes hands, a player's hand with
     # three of its tiles seen face up and still in its box and the fourth unseen this long is
     # exposed, the hidden tile's face unknown (it lies under another, or the detector misses
@@ -227,7 +231,9 @@ class RoundMemory:
     delivery_done: bool = False
     collected: set[int] = field(default_factory=set)
     settings: dict[int, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
-    merges: set[frozenset[int]] = field(default_factory=set)
+    # boxes whose hands are seen lying together -> since when (every frame since)
+    merges: dict[frozenset[int], float] = field(default_factory=dict)
+    merges_reported: set[frozenset[int]] = field(default_factory=set)  # this episode
     exposed: dict[int, float] = field(default_factory=dict)  # box -> when found exposed
     partly_seen_s: dict[int, float] = field(default_factory=dict)  # box -> since when its
     # hand has shown three tiles face up, the fourth unseen (exposure)
