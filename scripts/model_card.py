@@ -22,7 +22,12 @@ RECIPES = {
         "datasets/recipes/train_detector_finetune.yaml",
         "datasets/recipes/train_gpu.yaml",
     ],
-    "faces": ["datasets/recipes/train_gpu.yaml", "datasets/recipes/train_faces_looks5.yaml"],
+    "faces": [
+        "datasets/recipes/train_gpu.yaml",
+        "datasets/recipes/train_faces_looks5.yaml",
+        "datasets/recipes/train_faces_backs.yaml",
+        "datasets/recipes/train_faces_backs_video.yaml",
+    ],
     "faces_down": ["datasets/recipes/train_gpu.yaml", "datasets/recipes/train_faces_down.yaml"],
     "dice": [
         "datasets/recipes/train_gpu.yaml",
@@ -39,6 +44,9 @@ WHERE = {  # where each recipe ran
     "datasets/recipes/train_dice.yaml": "CPU, 2 cores",
     "datasets/recipes/train_dice_close.yaml": "CPU, 2 cores",
     "datasets/recipes/train_dice_steep.yaml": "CPU, 2 cores",
+    "datasets/recipes/train_faces_looks5.yaml": "CPU, 2 cores",
+    "datasets/recipes/train_faces_backs.yaml": "CPU, 2 cores",
+    "datasets/recipes/train_faces_backs_video.yaml": "CPU, 2 cores",
     GPU_RECIPE: "one NVIDIA H200, `scripts/train_gpu.py run`",
 }
 DATA = """Data: `paigow synth stills` (recipe `datasets/recipes/stills.yaml`): train 800 scenes
