@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -85,11 +86,19 @@ def _injections(kinds: list[str]) -> tuple[str, ...]:
     return chosen
 
 
+def _note_opencv() -> None:
+    from vision.synth.render import opencv_note
+
+    if note := opencv_note():
+        print(note, file=sys.stderr)
+
+
 def cmd_stills(args: argparse.Namespace) -> int:
     from vision.synth.stills import make_stills
 
     if args.n < 1:
         raise ValueError(f"--n must be at least 1, got {args.n}")
+    _note_opencv()
     start = time.perf_counter()
     make_stills(args.n, args.out, args.split, args.seed)
     seconds = time.perf_counter() - start
@@ -104,6 +113,7 @@ def cmd_scenario(args: argparse.Namespace) -> int:
     from vision.synth.clip import render_scenario
 
     injections, cfg = _injections(args.inject), _clip_config(args)
+    _note_opencv()
     start = time.perf_counter()
     summary = render_scenario(args.seed, injections, args.out, cfg)
     seconds = time.perf_counter() - start
@@ -137,6 +147,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     kinds = list(_injections(args.kinds)) if args.kinds else None
     cfg = _clip_config(args)
     entries = suite_entries(args.clean, args.per_kind, kinds)
+    _note_opencv()
     index, start = [], time.perf_counter()
     reused, before = 0, _suite_index(args.out)
     for seed, injections in tqdm(entries, desc="suite", unit="round"):

@@ -29,7 +29,7 @@ from vision.synth.config import (
     validated,
     widened,
 )
-from vision.synth.render import Renderer
+from vision.synth.render import Renderer, opencv_note
 from vision.synth.sampling import sample_look, varied_back, varied_dice
 from vision.synth.scenario import ScenarioTiming
 from vision.synth.scene import DICE_STYLES, DieState, Scene
@@ -329,3 +329,12 @@ def test_training_scenario_renders_as_before_look_families(tmp_path: Path) -> No
     layout = json.dumps(summary["layout"], sort_keys=True).encode()
     assert (_sha(truth), _sha(layout)) == GOLDEN_SCENARIO
     assert summary["video"]["codec"] == "h264" and summary["randomisation"] == "training"
+
+
+def test_an_opencv_unlike_the_golden_renders_is_noted_in_one_line() -> None:
+    """The train extra's opencv-python 5.1 shadows the headless 5.0 the golden renders were
+    made with (session 32 rendered its suites so): `paigow synth` says it in one line."""
+    assert opencv_note("5.0.0") is None
+    note = opencv_note("5.1.0")
+    assert note and "5.1.0" in note and "\n" not in note
+    assert "opencv-python-headless==5.0.0.93" in note

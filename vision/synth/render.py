@@ -46,6 +46,9 @@ from vision.synth.settings import DEFAULT_SETTINGS, RenderSettings
 from vision.synth.table import LayoutGeometry, TableLayout, default_layout, zone_at
 
 _CHUNG_LABEL = 0
+# the golden renders (tests/vision/test_looks.py) were made with OpenCV 5.0, which pyproject.toml
+# pins; the train extra's opencv-python 5.1 shadows it and draws some scenes differently
+GOLDEN_OPENCV = (5, 0)
 _CACHED_BACKGROUNDS = 4
 _CACHED_LAYOUTS = 8
 
@@ -204,3 +207,16 @@ def _in_frame_fraction(points_px: np.ndarray, size_wh: tuple[int, int]) -> float
     frame = np.array([[0, 0], [w, 0], [w, h], [0, h]], np.float32)
     inter, _ = cv2.intersectConvexConvex(hull, frame)
     return float(min(1.0, inter / area))
+
+
+def opencv_note(version: str | None = None) -> str | None:
+    """One line when the OpenCV in use (``version``: ``cv2.__version__``) is not the one the
+    golden renders were made with, else None: its renders may differ from ours."""
+    version = version or cv2.__version__
+    if tuple(int(v) for v in version.split(".")[:2]) == GOLDEN_OPENCV:
+        return None
+    return (
+        f"note: OpenCV {version} may render differently from the golden renders (OpenCV 5.0); "
+        "the train extra's opencv-python shadows the headless 5.0: pip uninstall -y "
+        "opencv-python && pip install --force-reinstall opencv-python-headless==5.0.0.93"
+    )
