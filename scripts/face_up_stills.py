@@ -1,6 +1,6 @@
 """How the face reader and the face-down check read tiles on viewed stills of each look: the
-figures behind ``vision.faces.FACE_UP_AGREED_PROBABILITY`` and behind comparing a face reader
-with the shipped one (docs/measurements.md, session 28).
+figures behind the two models' agreement in ``vision.faces.turned_up`` and behind comparing a
+face reader with the shipped one (docs/measurements.md, sessions 28 and 33).
 
     python -m vision.synth.stills --n 40 --split val --randomisation LOOK --out /tmp/st_LOOK
     python scripts/view_stills.py --stills /tmp/st_LOOK --out /tmp/vw_LOOK --splits val

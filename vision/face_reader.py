@@ -99,18 +99,19 @@ class FaceReader:
         down = np.flatnonzero(kind == TILE_DOWN)
         if len(down):
             check = self.probs(crops[down], self.down_check)
-            turned, best, p = turned_up(check, self._torn(crops[down], check))
-            if self.check_pips:
-                turned &= _shows_pips(crops[down])
+            pips = _shows_pips(crops[down]) if self.check_pips else np.ones(len(down), bool)
+            turned, best, p = turned_up(check, self._torn(crops[down], check, pips))
+            turned &= pips
             rows = want[down[turned]]
             class_id[rows], face[rows], conf[rows] = TILE_UP, best[turned], p[turned]
         return detections.with_faces(face, conf, class_id)
 
-    def _torn(self, crops: np.ndarray, check: np.ndarray) -> np.ndarray:
-        """The face reader's probabilities for the face-down crops the check reads as a face
-        unsurely (:func:`vision.faces.unsure_face`); zero for the rest."""
+    def _torn(self, crops: np.ndarray, check: np.ndarray, pips: np.ndarray) -> np.ndarray:
+        """The face reader's probabilities for the face-down crops that show pips and that the
+        check reads neither as a sure face nor as a sure back (:func:`vision.faces.unsure_face`);
+        zero for the rest."""
         reader = np.zeros((len(crops), len(self.model.entry["classes"])), np.float32)
-        torn = np.flatnonzero(unsure_face(check))
+        torn = np.flatnonzero(unsure_face(check) & pips)
         if len(torn):
             reader[torn] = self.probs(crops[torn])
         return reader

@@ -1,5 +1,6 @@
-"""A face-down box the face-down check reads as a face only unsurely is turned face up where
-the face reader reads the same face surely (two models agreeing), and only there."""
+"""A face-down box the face-down check reads neither as a sure face nor as a sure back is turned
+face up where the face reader surely reads the face the check ranks first (two models
+agreeing), and only there."""
 
 from __future__ import annotations
 
@@ -40,8 +41,11 @@ def _read(check: dict[str, float], faces: dict[str, float]) -> tuple[Detections,
         ({"tile_1-4": 0.65, TILE_DOWN: 0.35}, {"tile_1-4": 0.98}, True),  # the two agree
         ({"tile_1-4": 0.65, TILE_DOWN: 0.35}, {"tile_5-6": 0.98}, False),  # on other faces
         ({"tile_1-4": 0.65, TILE_DOWN: 0.35}, {"tile_1-4": 0.8}, False),  # the reader unsure
-        ({"tile_1-4": 0.45, TILE_DOWN: 0.4}, {"tile_1-4": 0.98}, False),  # the check unsure
-        ({TILE_DOWN: 0.7, "tile_1-4": 0.3}, {"tile_1-4": 0.98}, False),  # a back to the check
+        ({"tile_1-4": 0.45, TILE_DOWN: 0.4}, {"tile_1-4": 0.98}, True),  # the check unsure
+        # a face up among backs, cut with its neighbours' backs (two_rows_wine's woodpile)
+        ({TILE_DOWN: 0.62, "tile_1-4": 0.35, "tile_1-1": 0.03}, {"tile_1-4": 0.98}, True),
+        ({TILE_DOWN: 0.62, "tile_1-1": 0.35, "tile_1-4": 0.03}, {"tile_1-4": 0.98}, False),
+        ({TILE_DOWN: 0.92, "tile_1-4": 0.08}, {"tile_1-4": 0.98}, False),  # a back, surely
     ],
 )
 def test_a_face_down_box_is_turned_up_where_the_check_and_the_reader_agree(check, faces, up):
