@@ -38,6 +38,7 @@ from vision.dice_finder import DiceFinder, DiceFinderConfig
 from vision.face_reader import FaceReader
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
+from vision.places import PlaceConfig, PlaceMemory
 from vision.tracking.config import TrackerConfig
 from vision.tracking.tracker import Tracker
 from vision.types import Detections, Frame, Track
@@ -72,6 +73,9 @@ class PipelineConfig:
     # chip stacks in money (vision.chip_values): chip tracks get ``chip_value``, a stack read
     # when its track is new or moved; None (default): not read, ``chip_value`` stays None
     chip_values: ChipValuesConfig | None = None
+    # each box's picture kept coarse frame by frame (vision.places): a chip count that changed
+    # where no stack's place did is the detector's change of mind, not chips moved; None: off
+    places: PlaceConfig | None = field(default_factory=PlaceConfig)
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,7 @@ class FrameResult:
     blind: bool = False
     camera: list[CameraLost | CameraRestored] = field(default_factory=list)
     detect_s: float | None = None
+    sketch: dict | None = None  # the boxes' coarse pictures (vision.places); kept by replays
 
 
 class TablePipeline:
@@ -135,6 +140,8 @@ class TablePipeline:
         self.health = FrameHealth(cfg.health)
         outlined = "table" in layout.zones_px  # else bare felt is off_table too
         self.vision_health = VisionHealth(cfg.vision_health, table_outlined=outlined)
+        boxes = {int(k[4:]): v for k, v in layout.zones_px.items() if k.startswith("box_")}
+        self.places = PlaceMemory(boxes, cfg.places) if cfg.places else None
         self._tracks: list[Track] = []
         self._state: TableState | None = None
         self._viewed: tuple[Frame, Frame] | None = None  # the last frame made a view, and its view
@@ -150,7 +157,9 @@ class TablePipeline:
         tracks = self.tracker.update(detections, frame.index)
         if self.chip_values is not None:
             tracks = self.chip_values.update(frame.image, tracks, frame.index)
-        return replace(self._judge(frame, detections, tracks, camera, wall_time), detect_s=detect_s)
+        sketch = self.places.sketch(frame.image) if self.places is not None else None
+        result = self._judge(frame, detections, tracks, camera, wall_time, sketch)
+        return replace(result, detect_s=detect_s, sketch=sketch)
 
     def unchanged(self, frame: Frame) -> bool:
         """Whether the detector, given ``frame`` next, would see nothing changed since its
@@ -228,12 +237,17 @@ class TablePipeline:
         rules code, for evaluation."""
         if seen.blind:
             return self._blind(seen.frame, seen.camera, wall_time)
-        return self._judge(seen.frame, seen.detections, seen.tracks, seen.camera, wall_time)
+        sketch = getattr(seen, "sketch", None)  # recorded before places were sketched: none
+        found, tracks = seen.detections, seen.tracks
+        result = self._judge(seen.frame, found, tracks, seen.camera, wall_time, sketch)
+        return replace(result, sketch=sketch)
 
-    def _judge(self, frame, detections, tracks, camera, wall_time) -> FrameResult:
+    def _judge(self, frame, detections, tracks, camera, wall_time, sketch=None) -> FrameResult:
         self._tracks = tracks
+        if self.places is not None:
+            self.places.see(frame.index, sketch)
         try:
-            self._state, events = self.round.update(tracks, frame)
+            self._state, events = self.round.update(tracks, frame, self.places)
         except Exception as exc:  # a fault of ours gives up the round, never the table's watch
             self._state, events = self.round.abandon(frame, _fault("reconstruction", exc))
         sight = self.vision_health.update(tracks, frame.index, frame.time_s, detections)

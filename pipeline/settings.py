@@ -55,6 +55,7 @@ from vision.detector import DetectorConfig
 from vision.dice_finder import DiceFinderConfig
 from vision.faces_cache import FaceCacheConfig
 from vision.gating import GatingConfig
+from vision.places import PlaceConfig
 from vision.tracking.config import TrackerConfig
 from vision.view import ViewConfig
 
@@ -130,6 +131,7 @@ GatingSection = section(GatingConfig, positive=("mask_scale", "full_every_frames
 FaceCacheSection = section(FaceCacheConfig, positive=("thumbnail_px",))
 ViewSection = section(ViewConfig, positive=("learnt_tile_px",))
 DiceFinderSection = section(DiceFinderConfig, positive=("open_die", "split_die", "split_dice"))
+PlacesSection = section(PlaceConfig, positive=("cell_px", "min_change", "keep_frames"))
 TrackerSection = section(TrackerConfig)
 RoundSection = section(RoundConfig, exclude=("chung_box",), signed=("first_box_offset",))
 RulesSection = section(RulesConfig)
@@ -188,6 +190,7 @@ class Settings(Strict):
     dice_finder: Switch[DiceFinderSection] = _on_or_off(
         DiceFinderSection, PIPELINE_DEFAULTS.dice_finder
     )
+    places: Switch[PlacesSection] = _on_or_off(PlacesSection, PIPELINE_DEFAULTS.places)
     tracker: Nested[TrackerSection] = TrackerSection()
     round: Nested[RoundSection] = RoundSection()
     rules: Nested[RulesSection] = RulesSection()
@@ -216,6 +219,7 @@ class Settings(Strict):
             vision_health=self.vision_health.build(),
             view=_built(self.view),
             dice_finder=_built(self.dice_finder),
+            places=_built(self.places),
         )
 
     def review_config(self, chung_box: int) -> ReviewConfig:

@@ -207,6 +207,10 @@ class RoundMemory:
     chips_changing: dict[int, ChipSighting] = field(default_factory=dict)
     # box -> where its believed chip stacks were last seen (a hand over them hides them)
     chip_spots: dict[int, list[tuple[float, float, float, float]]] = field(default_factory=dict)
+    # box -> the last frame its count was seen as believed with no hand near for
+    # ``wager_reach_s`` (a hand's change is seen only once the hand has gone): the picture a
+    # change is held against (a stack's place must look different now, FrameView.places)
+    chip_frames: dict[int, int] = field(default_factory=dict)
     # box -> most stacks detected surely (late_chip_confidence) while its count stood, before
     # "no more bets": stacks beyond it were never sure, so their going is no wager taken
     chips_sure: dict[int, int] = field(default_factory=dict)

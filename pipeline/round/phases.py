@@ -210,9 +210,12 @@ class RoundReconstructor:
         self._memory = RoundMemory()
         self._last = None
 
-    def update(self, tracks: list[Track], frame: FrameLike) -> tuple[TableState, list[TableEvent]]:
-        """Digest one frame's tracks; the state after it and the events it revealed."""
-        view = self._book.update(tracks, frame.index, frame.time_s)
+    def update(
+        self, tracks: list[Track], frame: FrameLike, places: object | None = None
+    ) -> tuple[TableState, list[TableEvent]]:
+        """Digest one frame's tracks; the state after it and the events it revealed.
+        ``places``: whether places in a box changed (:attr:`FrameView.places`), if known."""
+        view = replace(self._book.update(tracks, frame.index, frame.time_s), places=places)
         self._last = view
         events: list[TableEvent] = []
         if _wash_starts(view, self._memory, self.config):

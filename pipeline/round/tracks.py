@@ -75,6 +75,9 @@ class FrameView:
     moves: tuple[ZoneMove, ...]
     flips: tuple[Flip, ...]
     unread: tuple[Flip, ...] = ()  # tiles face up, face unread, for unread_face_s (doubt)
+    # whether places in a box look different now from a frame before (vision.places.
+    # PlaceMemory: ``changed(box, spots, since) -> bool | None``); None: not known
+    places: object | None = None
 
     def of_kind(self, kind: str) -> list[Track]:
         return [t for t in self.tracks.values() if t.kind == kind]

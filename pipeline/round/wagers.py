@@ -35,6 +35,7 @@ from pipeline.round.tracks import FrameView
 __all__ = ["call_no_more_bets", "no_more_bets", "wagers"]
 
 BANK_AREA = "banker_wager"
+BOXES = range(1, 9)  # the layout's boxes (RULES.md)
 
 
 def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
@@ -56,6 +57,8 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
         memory.chip_spots = spots
         for box in covered_boxes(view, memory, cfg):  # a hand there before the bets closed
             memory.covered_s[box] = view.time_s  # may have set down what is seen after
+        for box in BOXES:
+            _keep_picture(view, memory, cfg, box)
         for box in set(counts) | set(memory.chips_sure):
             standing = counts.get(box, 0) == memory.chips.get(box, 0)
             most = memory.chips_sure.get(box, 0) if standing else 0
@@ -166,6 +169,9 @@ def _guarded_counts(
     for box in covered:
         memory.covered_s[box] = view.time_s
     covered |= _under_tiles(view, memory, seen)
+    for box in BOXES:  # a box seen without chips as believed, uncovered
+        if box not in covered and not seen.get(box) and not memory.chips.get(box):
+            _keep_picture(view, memory, cfg, box)
     believed = dict(memory.chips)
     hold_s = cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
     for box in set(seen) | set(memory.chips) | set(memory.chips_changing):
@@ -177,6 +183,7 @@ def _guarded_counts(
         now = seen.get(box, 0)
         if now == memory.chips.get(box, 0):
             memory.chips_changing.pop(box, None)
+            _keep_picture(view, memory, cfg, box)
             if now:
                 memory.chip_spots[box] = spots[box]
             continue
@@ -196,7 +203,7 @@ def _guarded_counts(
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]
         elif sighting.handled(cfg.wager_reach_s):
-            if held_s >= hold_s:
+            if held_s >= hold_s and _place_changed(view, memory, box, spots.get(box, [])):
                 believed[box] = now
                 memory.chip_spots[box] = spots.get(box, [])
         elif held_s >= cfg.recount_s:  # no hand seen: the detector's count was wrong
@@ -204,6 +211,27 @@ def _guarded_counts(
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]
     return {box: n for box, n in believed.items() if n}
+
+
+def _keep_picture(view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int) -> None:
+    """This frame's picture of ``box``, seen as believed, is the one to hold a change against,
+    unless a hand was near it in the ``wager_reach_s`` before: chips set down under a hand may
+    be seen only frames after it leaves, and until then look like the count believed."""
+    if view.time_s - memory.covered_s.get(box, float("-inf")) > cfg.wager_reach_s:
+        memory.chip_frames[box] = view.frame
+
+
+def _place_changed(view: FrameView, memory: RoundMemory, box: int, spots: list) -> bool:
+    """Whether the places of ``box``'s stacks, where they lay when its count was last seen as
+    believed and where they lie now, look different now from then (``FrameView.places``): a
+    count the detector changed where no place did is its change of mind (a printed chip
+    circle read as a stack in some frames only), not chips moved. True where it is not known
+    (no pictures kept, or not of that frame): judged as without pictures."""
+    since = memory.chip_frames.get(box)
+    places = view.places
+    if places is None or since is None:
+        return True
+    return places.changed(box, [*memory.chip_spots.get(box, []), *spots], since) is not False  # type: ignore[attr-defined]
 
 
 def _under_tiles(view: FrameView, memory: RoundMemory, seen: dict[int, int]) -> set[int]:

@@ -93,6 +93,7 @@ class Table:
         self.events: list[TableEvent] = []
         self.state: TableState | None = None
         self.hidden: set[int] = set()  # tracks kept for tiles not seen (not seen this frame)
+        self.places: object | None = None  # whether places in a box changed (vision.places)
 
     def put(self, *tracks: Track) -> None:
         for t in tracks:
@@ -109,7 +110,8 @@ class Table:
                 t if t.track_id in self.hidden else replace(t, last_seen_frame=self.index)
                 for t in self.tracks.values()
             ]
-            self.state, out = self.round.update(seen, Stamp(self.index, self.index / FPS))
+            stamp = Stamp(self.index, self.index / FPS)
+            self.state, out = self.round.update(seen, stamp, self.places)
             new += out
             self.index += 1
         self.events += new
@@ -614,6 +616,46 @@ def test_wager_after_no_more_bets_is_marked():
     assert (late.box, late.before, late.after, late.after_no_more_bets) == (4, 1, 2, True)
     assert (table.index - 1) / FPS - late.time_s >= 1.0  # dated to when it was first seen
     assert [w.after_no_more_bets for w in table.of(WagerChanged)[:2]] == [False, False]
+
+
+class Places:
+    """A stand-in for vision.places.PlaceMemory: every place changed, or none did; the frames
+    asked about are kept."""
+
+    def __init__(self, changed: bool | None) -> None:
+        self.answer, self.asked = changed, []
+
+    def changed(self, box: int, spots: list, since: int) -> bool | None:
+        self.asked.append((box, since))
+        return self.answer
+
+
+@pytest.mark.parametrize("changed", [False, True, None])
+def test_a_count_changed_where_no_place_did_is_the_detectors_change_of_mind(changed):
+    """A box's printed chip circle read as a stack in some frames only (two_rows_wine,
+    session 33): after "no more bets" a stack seen to come, or to go, as the dealer's hand
+    passes is believed only where its place looks different from before the hand came."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(6)
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table.places = Places(changed)
+    table.step(25)  # quiet for longer than wager_reach_s
+    came = {}  # box -> the frame the dealer's hand came to it
+    for box, x in ((4, 30.0), (2, 0.0)):
+        came[box] = table.index
+        table.put(hand(900, (x + 10.0, 20.0), f"box_{box}"))  # the dealer delivering
+        table.step(3)
+        table.drop(900)
+        if box == 4:
+            table.put(chip(102, "box_4", (30.0, 0.0)))  # the circle read as a stack
+        else:
+            table.drop(100)  # the stack no longer read
+        table.step(12)
+    late = [(w.box, w.before, w.after) for w in table.of(WagerChanged) if w.after_no_more_bets]
+    assert late == ([] if changed is False else [(4, 0, 1), (2, 1, 0)])
+    if changed is not None:  # held against the last picture from before the hand came
+        assert set(table.places.asked) == {(4, came[4] - 1), (2, came[2] - 1)}
 
 
 def test_wagers_carry_their_amounts_and_the_bank_stake_is_told_as_bets_close():
