@@ -109,10 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         )
     for kind, vals in total.items():
         if vals:
-            q = np.percentile(vals, [0, 1, 5, 50, 95, 99, 100]).round(1).tolist()
+            q = np.percentile(vals, [0, 1, 5, 50, 95, 99, 99.9, 100]).round(1).tolist()
             over = sum(v >= PlaceConfig().min_change for v in vals)
             print(
-                f"{kind}: {len(vals)} samples, percentiles 0/1/5/50/95/99/100: {q}; "
+                f"{kind}: {len(vals)} samples, percentiles 0/1/5/50/95/99/99.9/100: {q}; "
                 f"{over} at min_change ({PlaceConfig().min_change}) or more"
             )
     return 0

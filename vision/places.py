@@ -29,13 +29,15 @@ class PlaceConfig:
 
     cell_px: int = 8  # frame px averaged into one cell of a box's sketch
     # A place changed when the mean absolute grey difference of its cells, then against now, is
-    # this or more (grey levels, cells of ``cell_px``). Set on rendered video of the training
-    # families (scripts/evaluate_places.py): a chip stack put down or taken away changes its
-    # place by far more, compression and noise change a place that stayed by far less
-    # (docs/measurements.md, session 33). Lower: a place that stayed reads as changed (the
-    # detector's flicker judged as before); higher: a real chip moved on a felt of its own
-    # colour goes unjudged.
-    min_change: float = 8.0
+    # this or more (grey levels, cells of ``cell_px``): twice the 99th percentile of a place that
+    # stayed, on rendered video of the training families (scripts/evaluate_places.py, 10 rounds:
+    # 16,235 samples, 99th percentile 2.0; stacks put down or taken away 19.1 or more;
+    # docs/measurements.md, session 33). As low as the noise allows: a place that stayed but
+    # reads as changed only has its change judged as before, a place that changed but reads as
+    # unchanged stops a real wager's alert (a chip in a dim room changes its place less: 8.0,
+    # tried first, held a held-out late wager back by 6 s, at 7.2). Lower: more of the
+    # detector's flicker judged as before; higher: chips moved in dim rooms go unjudged.
+    min_change: float = 4.0
     keep_frames: int = 9000  # sketches kept (6 minutes at 25 fps); older: unknown
 
     def __post_init__(self) -> None:
