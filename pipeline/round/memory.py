@@ -128,6 +128,9 @@ class Throw:
     since_s: float
     reported: bool = False
     tipped: bool = False  # a die of it reads not lying flat now (vision.tracking.identity's window)
+    # a die of it not read tipped is unread now too: a picture too poor to read dice, where a
+    # die read tipped is doubt, not evidence
+    blurred: bool = False
 
 
 @dataclass

@@ -7,8 +7,10 @@ of :data:`pipeline.round.phases.STEPS`).
   to rest, as a printed die's track taken over by a thrown die, rests anew), values unchanged
   for ``dice_hold_s``; a die read as two values while it lay still is unread; a die that stays
   unread for ``dice_unread_s`` gives
-  ``DiceRead(flat=False)`` if the face reader saw it tipped (not lying flat), else
-  ``DiceRead(flat=None)``: the throw is unknown, not irregular.
+  ``DiceRead(flat=False)`` if the face reader saw it tipped (not lying flat) and read every
+  other die of the throw, else ``DiceRead(flat=None)``: the throw is unknown, not irregular (a
+  picture in which a die lying flat cannot be read is too poor to call another one tipped:
+  two_rows_wine/wager_after_no_more_bets_20900, a frame blurred by its codec, read "? ? 4").
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
 """
 
@@ -38,7 +40,7 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
         if waited_s < cfg.dice_unread_s:
             return []
         throw.reported = True
-        flat = False if throw.tipped else None  # unread and not seen tipped: doubt
+        flat = False if throw.tipped and not throw.blurred else None  # else doubt
         return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, flat)]
     if waited_s < cfg.dice_hold_s:
         return []
@@ -116,5 +118,9 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     elif memory.throw.values != values and not (memory.throw.reported and None in values):
         # changed before it was read, or a new readable throw after one was reported
         memory.throw = Throw(values, view.frame, view.time_s)
-    memory.throw.tipped = any(t.face == DIE_TIPPED for t in dice[:DICE_COUNT])  # seen so now
+    throw = dice[:DICE_COUNT]
+    memory.throw.tipped = any(t.face == DIE_TIPPED for t in throw)  # seen so now
+    memory.throw.blurred = any(
+        v is None and t.face != DIE_TIPPED for t, v in zip(throw, values, strict=True)
+    )
     return events + _read_throw(view, memory, cfg)

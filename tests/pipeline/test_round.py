@@ -288,6 +288,16 @@ def test_die_not_flat_then_reshaken():
     assert reads[0].values == (2, None, 6)
 
 
+def test_a_die_read_tipped_where_another_cannot_be_read_is_doubt():
+    """A frame so blurred by its codec that one die reads tipped and another nothing
+    (two_rows_wine/wager_after_no_more_bets_20900, "? ? 4"): no die is known not flat."""
+    table = woodpile_table()
+    table.put(die(300, None), replace(die(301, None), face=DIE_TIPPED), die(302, 4))
+    table.step(6)
+    (read,) = table.of(DiceRead)
+    assert (read.flat, read.values) == (None, (None, None, 4))
+
+
 def test_a_die_thrown_again_where_it_lay_is_of_the_new_throw():
     """two_rows_wine/dice_not_flat_20800: of the first throw only the flat 4 was found (the
     tipped die taken for a chip); the re-shaken dice came back with the 6 where the 4 lay, on
