@@ -146,6 +146,7 @@ class DieRest:
     values: set[int] = field(default_factory=set)
     read: int | str | None = None  # its value (or die_tipped) last read in sight, held
     before: int | str | None = None  # ``read`` when it went out of sight, till read again
+    thrown_from: float | None = None  # ``since_s`` before it was found thrown again
 
 
 @dataclass

@@ -75,11 +75,30 @@ def _rest(die: Track, memory: RoundMemory, now_s: float, cfg: RoundConfig) -> Di
             read = die.die_value if die.face != DIE_TIPPED else DIE_TIPPED
             if read is not None and now_s - rest.back_s >= cfg.dice_hold_s:
                 if rest.before is not None and read != rest.before:
-                    rest.since_s = rest.back_s
+                    rest.thrown_from, rest.since_s = rest.since_s, rest.back_s
                 rest.read, rest.before = read, None
             return rest
     rest = memory.die_rests[die.track_id] = DieRest(now_s, (x, y), size, now_s)
     return rest
+
+
+def _thrown_together(rests: list[DieRest], window_s: float) -> None:
+    """The cup throws all its dice: a die found thrown again where it lay (another value when
+    back in sight) takes with it the dice of its last throw that came back with it, though one
+    may land showing what it showed (teal_dim/dice_not_flat_20800: the re-shaken 2 lay where
+    the first throw's 2 lay, so the new throw lacked it and was never read). Only dice that
+    rested with it since that throw and came back into sight with it: the felt's printed die,
+    resting since long before, stays out."""
+    for moved in [r for r in rests if r.thrown_from is not None]:
+        for mate in rests:
+            came_back = mate.back_s > mate.since_s  # out of sight since it came to rest
+            if (
+                mate.thrown_from is None
+                and came_back
+                and abs(mate.since_s - moved.thrown_from) <= window_s  # type: ignore[operator]
+                and abs(mate.back_s - moved.back_s) <= window_s
+            ):
+                mate.thrown_from, mate.since_s = mate.since_s, mate.back_s
 
 
 def _value(die: Track, rest: DieRest, now_s: float, cfg: RoundConfig) -> int | None:
@@ -99,6 +118,7 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
         if t.last_seen_frame != view.frame and (rest := memory.die_rests.get(t.track_id)):
             rest.hidden = True
     rests = {t.track_id: _rest(t, memory, view.time_s, cfg) for t in seen}
+    _thrown_together(list(rests.values()), cfg.throw_window_s)
     newest = max((r.since_s for r in rests.values()), default=view.time_s)
     dice = sorted(
         (t for t in seen if newest - rests[t.track_id].since_s <= cfg.throw_window_s),

@@ -331,6 +331,21 @@ def test_dice_thrown_again_where_they_lay_after_one_lay_tipped_are_read():
     assert [(r.values, r.flat) for r in reads] == [((1, None, 1), False), ((4, 1, 2), True)]
 
 
+def test_a_die_thrown_again_showing_what_it_showed_is_of_the_new_throw():
+    """teal_dim/dice_not_flat_20800: the cup re-threw all three dice where they lay, and the 2
+    landed showing 2 again: it is of the new throw with the two that changed."""
+    table = woodpile_table()
+    table.put(die(300, 6), die(301, 2), replace(die(302, None), face=DIE_TIPPED))
+    table.step(10)
+    table.hidden = {300, 301, 302}  # the cup over the dice
+    table.step(20)
+    table.hidden = set()
+    table.put(die(300, 3), die(301, 2), die(302, 6))
+    table.step(6)
+    reads = table.of(DiceRead)
+    assert [(r.values, r.flat) for r in reads] == [((6, 2, None), False), ((3, 2, 6), True)]
+
+
 def test_a_die_back_in_sight_reading_what_it_read_is_no_new_throw():
     table = woodpile_table()
     table.put(die(300, 4))  # the felt's printed die, read as a 4
