@@ -203,10 +203,10 @@ def test_a_fault_in_the_round_gives_the_round_up_and_the_table_is_watched_on():
     )  # fmt: skip
     update = pipeline.round.update
 
-    def faulty(tracks, frame):
+    def faulty(tracks, frame, *places):
         if frame.index == 3:
             return {}[frame.index]  # a bug of ours, met on one frame
-        return update(tracks, frame)
+        return update(tracks, frame, *places)
 
     pipeline.round.update = faulty
     picture = np.zeros((0, 0, 3), np.uint8)
