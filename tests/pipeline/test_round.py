@@ -316,34 +316,35 @@ def test_a_die_thrown_again_where_it_lay_is_of_the_new_throw():
     assert (read.values, read.flat) == ((6, 2, 3), True)
 
 
-def test_dice_thrown_again_where_they_lay_after_one_lay_tipped_are_read():
-    """std9/dice_not_flat_20400: the three re-shaken dice came back where the first throw's
-    lay, on their tracks; the one that lay tipped rests with the new throw too."""
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ((1, "tipped", 1), (4, 1, 2)),  # std9/dice_not_flat_20400: every die shows another value
+        ((6, 2, "tipped"), (3, 2, 6)),  # teal_dim/dice_not_flat_20800: the 2 lands showing 2
+    ],
+)
+def test_dice_thrown_again_where_they_lay_are_read_as_a_new_throw(first, again):
+    """The cup re-threw the three dice where the first throw's lay, on their tracks: the one
+    that lay tipped rests with the new throw, and so does one that lands showing what it
+    showed, as the dice that came back with another value take their throw-mates along."""
+
+    def dice(values):
+        return [
+            replace(die(300 + k, None), face=DIE_TIPPED) if v == "tipped" else die(300 + k, v)
+            for k, v in enumerate(values)
+        ]
+
     table = woodpile_table()
-    table.put(die(300, 1), replace(die(301, None), face=DIE_TIPPED), die(302, 1))
+    table.put(*dice(first))
     table.step(10)
     table.hidden = {300, 301, 302}  # the cup over the dice
     table.step(20)
     table.hidden = set()
-    table.put(die(300, 4), die(301, 1), die(302, 2))
+    table.put(*dice(again))
     table.step(6)
     reads = table.of(DiceRead)
-    assert [(r.values, r.flat) for r in reads] == [((1, None, 1), False), ((4, 1, 2), True)]
-
-
-def test_a_die_thrown_again_showing_what_it_showed_is_of_the_new_throw():
-    """teal_dim/dice_not_flat_20800: the cup re-threw all three dice where they lay, and the 2
-    landed showing 2 again: it is of the new throw with the two that changed."""
-    table = woodpile_table()
-    table.put(die(300, 6), die(301, 2), replace(die(302, None), face=DIE_TIPPED))
-    table.step(10)
-    table.hidden = {300, 301, 302}  # the cup over the dice
-    table.step(20)
-    table.hidden = set()
-    table.put(die(300, 3), die(301, 2), die(302, 6))
-    table.step(6)
-    reads = table.of(DiceRead)
-    assert [(r.values, r.flat) for r in reads] == [((6, 2, None), False), ((3, 2, 6), True)]
+    read_first = tuple(None if v == "tipped" else v for v in first)
+    assert [(r.values, r.flat) for r in reads] == [(read_first, False), (again, True)]
 
 
 def test_a_die_back_in_sight_reading_what_it_read_is_no_new_throw():
