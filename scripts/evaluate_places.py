@@ -69,11 +69,10 @@ def samples(folder: Path, gap: int) -> dict[str, list[float]]:
             and _free(frames[f]["objects"], spot, cid)
         ]
         before = [f for f in range(first) if _free(frames[f]["objects"], spot, cid)]
-        after = [
+        after = [  # the stack gone: nothing over its place
             f
             for f in range(last + 1, len(frames))
-            if _free(frames[f]["objects"], spot, cid)
-            and not any(_overlaps(o["xyxy"], spot) for o in frames[f]["objects"])
+            if not any(_overlaps(o["xyxy"], spot) for o in frames[f]["objects"])
         ]
         if before and clear and before[-1] > 0:
             out["put down"].append(diff(box, spot, before[-1], clear[0]))

@@ -37,7 +37,7 @@ from pipeline.round.events import (
 from pipeline.round.hands import HAND_STEPS, finish_round
 from pipeline.round.memory import RoundConfig, RoundMemory, snapshot
 from pipeline.round.throw import dice
-from pipeline.round.tracks import FrameView, TrackBook
+from pipeline.round.tracks import FrameView, Places, TrackBook
 from pipeline.round.wagers import no_more_bets, wagers
 from vision.types import Track
 
@@ -211,7 +211,7 @@ class RoundReconstructor:
         self._last = None
 
     def update(
-        self, tracks: list[Track], frame: FrameLike, places: object | None = None
+        self, tracks: list[Track], frame: FrameLike, places: Places | None = None
     ) -> tuple[TableState, list[TableEvent]]:
         """Digest one frame's tracks; the state after it and the events it revealed.
         ``places``: whether places in a box changed (:attr:`FrameView.places`), if known."""

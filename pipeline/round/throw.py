@@ -89,14 +89,15 @@ def _thrown_together(rests: list[DieRest], window_s: float) -> None:
     the first throw's 2 lay, so the new throw lacked it and was never read). Only dice that
     rested with it since that throw and came back into sight with it: the felt's printed die,
     resting since long before, stays out."""
-    for moved in [r for r in rests if r.thrown_from is not None]:
+    thrown = [(r.thrown_from, r.back_s) for r in rests if r.thrown_from is not None]
+    for last_throw_s, back_s in thrown:
         for mate in rests:
             came_back = mate.back_s > mate.since_s  # out of sight since it came to rest
             if (
                 mate.thrown_from is None
                 and came_back
-                and abs(mate.since_s - moved.thrown_from) <= window_s  # type: ignore[operator]
-                and abs(mate.back_s - moved.back_s) <= window_s
+                and abs(mate.since_s - last_throw_s) <= window_s
+                and abs(mate.back_s - back_s) <= window_s
             ):
                 mate.thrown_from, mate.since_s = mate.since_s, mate.back_s
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import numpy as np
 
@@ -63,6 +64,15 @@ class _Memo:
     touched_s: float | None = None  # last moving, or with a hand over or beside it
 
 
+class Places(Protocol):
+    """Whether places in a box look different now from a frame before
+    (:class:`vision.places.PlaceMemory`): True, False, or None where it is not known."""
+
+    def changed(
+        self, box: int, spots: list[tuple[float, float, float, float]], since: int
+    ) -> bool | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class FrameView:
     """What one frame says, digested: present tracks by id, which move, where each rests."""
@@ -75,9 +85,7 @@ class FrameView:
     moves: tuple[ZoneMove, ...]
     flips: tuple[Flip, ...]
     unread: tuple[Flip, ...] = ()  # tiles face up, face unread, for unread_face_s (doubt)
-    # whether places in a box look different now from a frame before (vision.places.
-    # PlaceMemory: ``changed(box, spots, since) -> bool | None``); None: not known
-    places: object | None = None
+    places: Places | None = None  # whether places in a box changed; None: not known
 
     def of_kind(self, kind: str) -> list[Track]:
         return [t for t in self.tracks.values() if t.kind == kind]

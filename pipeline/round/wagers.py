@@ -169,8 +169,8 @@ def _guarded_counts(
     for box in covered:
         memory.covered_s[box] = view.time_s
     covered |= _under_tiles(view, memory, seen)
-    for box in BOXES:  # a box seen without chips as believed, uncovered
-        if box not in covered and not seen.get(box) and not memory.chips.get(box):
+    for box in BOXES:  # a box seen uncovered as believed: its picture now
+        if box not in covered and seen.get(box, 0) == memory.chips.get(box, 0):
             _keep_picture(view, memory, cfg, box)
     believed = dict(memory.chips)
     hold_s = cfg.wager_hold_s if memory.phase.order < Phase.EXPOSURE.order else cfg.settle_hold_s
@@ -183,7 +183,6 @@ def _guarded_counts(
         now = seen.get(box, 0)
         if now == memory.chips.get(box, 0):
             memory.chips_changing.pop(box, None)
-            _keep_picture(view, memory, cfg, box)
             if now:
                 memory.chip_spots[box] = spots[box]
             continue
@@ -228,10 +227,9 @@ def _place_changed(view: FrameView, memory: RoundMemory, box: int, spots: list) 
     circle read as a stack in some frames only), not chips moved. True where it is not known
     (no pictures kept, or not of that frame): judged as without pictures."""
     since = memory.chip_frames.get(box)
-    places = view.places
-    if places is None or since is None:
+    if view.places is None or since is None:
         return True
-    return places.changed(box, [*memory.chip_spots.get(box, []), *spots], since) is not False  # type: ignore[attr-defined]
+    return view.places.changed(box, [*memory.chip_spots.get(box, []), *spots], since) is not False
 
 
 def _under_tiles(view: FrameView, memory: RoundMemory, seen: dict[int, int]) -> set[int]:
