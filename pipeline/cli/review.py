@@ -10,7 +10,8 @@ sub-folders), is a batch: each recording is reviewed exactly
 so into ``DIR/NAME/`` (NAME: its file name without the extension; where two clash, the folder
 it lies in before it), as Ray tasks, one per recording (:mod:`pipeline.cluster.batch`):
 ``--ray auto`` (the default) starts a local instance sized to the machine, ``--workers N``
-reviews at most N at once, ``--ray HOST:PORT`` joins a cluster. Without Ray installed it says
+reviews at most N at once (one at a time: in this process, no instance started), ``--ray
+HOST:PORT`` joins a cluster. Without Ray installed it says
 so in one line and reviews them one by one in this process (``--ray off``: on purpose). One
 progress bar over the seconds of video of them all, a line as each finishes or fails (a failure
 stops no other; exit status 1 when any failed), and ``DIR/index.html`` listing every recording,
@@ -305,14 +306,19 @@ def _batch(args: argparse.Namespace) -> int:
 
 
 def _run_jobs(args: argparse.Namespace, jobs, run) -> None:
-    """On Ray as ``--ray`` says; in this process with ``--ray off``, or when ``--ray auto``
-    finds no Ray (said in one line)."""
+    """On Ray as ``--ray`` says; in this process with ``--ray off``, when ``--ray auto`` would
+    review one recording at a time (one recording, ``--workers 1`` or one core: a local
+    instance adds its start, seconds, and nothing else), or when it finds no Ray (said in one
+    line)."""
     from pipeline.review.batch import run_here
 
     if args.ray.strip() == OFF:
         return run_here(jobs, run)
-    from pipeline.cluster.batch import run_on_ray
+    from pipeline.cluster.batch import local_share, run_on_ray
     from pipeline.cluster.runtime import RayUnavailable, ray_address
+
+    if ray_address(args.ray) is None and local_share(args.workers, len(jobs))[0] == 1:
+        return run_here(jobs, run)
 
     try:
         run_on_ray(jobs, run, args.ray, args.workers)

@@ -269,6 +269,27 @@ def test_without_ray_it_says_so_in_one_line_and_reviews_them_here(tmp_path, monk
     assert_true_index(out, ["one", "two"])
 
 
+@pytest.mark.parametrize("many", [False, True], ids=["a folder of one", "workers 1"])
+def test_one_at_a_time_is_reviewed_here_without_starting_ray(tmp_path, monkeypatch, many):
+    asked: list[bool] = []
+
+    def ray_asked_for():
+        asked.append(True)
+        raise runtime.RayUnavailable("Ray was asked for")
+
+    monkeypatch.setattr(runtime, "import_ray", ray_asked_for)
+    folder = tmp_path / "night"
+    folder.mkdir()
+    cut(folder / "one.mp4", 10, 1.0)
+    if many:
+        cut(folder / "two.mp4", 20, 1.0)
+    out = tmp_path / "out"
+    argv = ["review", str(folder), "--out", str(out), *(["--workers", "1"] * many)]
+    code, _, stderr = run([*argv, *FAST])
+    assert code == 0 and not asked and "Ray" not in stderr, stderr
+    assert_true_index(out, ["one", "two"][: 1 + many])
+
+
 def test_ray_off_reviews_a_folder_of_one_recording_into_its_own_folder(tmp_path):
     folder = tmp_path / "night"
     folder.mkdir()
