@@ -20,14 +20,19 @@ a new 7-class head).
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
+import json
 import os
 import shutil
 import subprocess
 import sys
 import time
+import zlib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from vision.faces import DIE_CLASSES
@@ -52,15 +57,62 @@ CLOSE_CAMERA = {"distance_mm": [1400.0, 2200.0], "max_tilt_deg": 20.0}
 # dice show a large side beside their top face
 STEEP_CAMERA = {"distance_mm": [1300.0, 2000.0], "min_tilt_deg": 14.0, "max_tilt_deg": 26.0}
 CAMERAS = {"close": CLOSE_CAMERA, "steep": STEEP_CAMERA}
+# --codecs (stage 4): each still, in the picture the crops are cut from, encoded as one frame and
+# decoded again, as a table camera's recording would be: the codec drawn per still, its
+# quality drawn from these ranges (one frame coded alone is coded better than a video's
+# in-between frames, so the ranges reach lower qualities than the renderer's clips use).
+# A share of the stills (CLEAN_SHARE) stays as rendered.
+CODEC_QUALITY = {"h264": ("crf", 24, 40), "mpeg4": ("q", 3, 16), "mjpeg": ("q", 3, 14)}
+CLEAN_SHARE = 0.2
 
 
-def render_job(job: tuple[int, int, str, str, str, float, str | None]) -> int:
+def encoded(image: np.ndarray, codec: str, quality: int) -> np.ndarray:
+    """``image`` (BGR) after one frame of ``codec`` at ``quality`` and back (even size)."""
+    import av
+
+    h, w = image.shape[0] // 2 * 2, image.shape[1] // 2 * 2
+    name, pix_fmt = {"h264": ("libx264", "yuv420p"), "mpeg4": ("mpeg4", "yuv420p")}.get(
+        codec, ("mjpeg", "yuvj420p")
+    )
+    buffer = io.BytesIO()
+    with av.open(buffer, "w", format="matroska") as out:
+        stream = out.add_stream(name, rate=25)
+        stream.width, stream.height, stream.pix_fmt = w, h, pix_fmt
+        key = "crf" if codec == "h264" else "qmin"
+        stream.options = {key: str(quality)} | ({} if codec == "h264" else {"qmax": str(quality)})
+        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(image[:h, :w]), format="bgr24")
+        for packet in [*stream.encode(frame), *stream.encode(None)]:
+            out.mux(packet)
+    buffer.seek(0)
+    with av.open(buffer) as back:
+        got = next(back.decode(video=0)).to_ndarray(format="bgr24")
+    image = image.copy()
+    image[:h, :w] = got
+    return image
+
+
+def encode_stills(folder: Path, split: str, rng: np.random.Generator) -> None:
+    """Each still of ``folder/images/split`` encoded in place (``--codecs``), but CLEAN_SHARE."""
+    for path in sorted((folder / "images" / split).iterdir()):
+        if rng.random() < CLEAN_SHARE:
+            continue
+        codec = str(rng.choice(list(CODEC_QUALITY)))
+        _, lo, hi = CODEC_QUALITY[codec]
+        image = cv2.imread(str(path))
+        cv2.imwrite(
+            str(path.with_suffix(".png")), encoded(image, codec, int(rng.integers(lo, hi + 1)))
+        )
+        if path.suffix != ".png":
+            path.unlink()
+
+
+def render_job(job: tuple[int, int, str, str, str, float, str | None, bool]) -> int:
     """``n`` stills of ``look`` (seed index ``seed``) turned into their table view, their die
     crops written under ``out/faces/<split>/``; returns the stills rendered. ``camera``: the
     camera brought closer and steeper (``CAMERAS[camera]``), the crops cut from the still itself
     (``scripts/view_stills.py`` draws a still's camera again from its look, so it cannot turn
     these; a die crop is resized to the reader's input either way)."""
-    n, seed, split, out, look, tipped_prob, camera = job
+    n, seed, split, out, look, tipped_prob, camera, codecs = job
     from vision.synth.config import override, randomisation, widened
     from vision.synth.stills import make_stills
 
@@ -77,9 +129,55 @@ def render_job(job: tuple[int, int, str, str, str, float, str | None]) -> int:
     else:
         view = [sys.executable, str(ROOT / "scripts" / "view_stills.py"), "--splits", split]
         subprocess.run([*view, "--stills", str(stills), "--out", str(viewed)], check=True)
-    face_split(viewed, Path(out), split, np.random.default_rng(seed), prefix="die_")
+    rng = np.random.default_rng(seed)
+    if codecs:
+        encode_stills(viewed, split, rng)
+    face_split(viewed, Path(out), split, rng, prefix="die_")
     shutil.rmtree(stills)
     shutil.rmtree(viewed, ignore_errors=True)
+    return n
+
+
+def clip_crops(clip: Path, faces: Path, gap: int) -> int:
+    """Die crops of one rendered round's video (``--clips``): every die seen well enough to
+    read, one crop per die every ``gap`` frames, cut in the table view the monitor fits to the
+    round's layout, around a box jittered like a detector's; returns the crops written."""
+    import av
+
+    from pipeline.layout import layout_from_scenario
+    from vision.faces import crop_square
+    from vision.synth.labels import MIN_KEPT_FRACTION, face_class, jitter_box
+    from vision.view import TableView
+
+    layout = layout_from_scenario(clip / "scenario.json")
+    with gzip.open(clip / "truth.jsonl.gz", "rt", encoding="utf-8") as f:
+        truth = [json.loads(line) for line in f]
+    rng, last, view, n = np.random.default_rng(zlib.crc32(clip.name.encode())), {}, None, 0
+    with av.open(str(clip / "clip.mp4")) as container:
+        for index, frame in enumerate(container.decode(video=0)):
+            row = truth[index] if index < len(truth) else None
+            dice = [
+                (o, cls)
+                for o in (row or {"objects": []})["objects"]
+                if (cls := face_class(o)) is not None
+                and cls.startswith("die_")
+                and index - last.get(o["id"], -gap) >= gap
+            ]
+            if not dice or row["blind"]:
+                continue
+            image = frame.to_ndarray(format="bgr24")
+            if view is None:
+                view = TableView.fit(layout.zones_px, layout.tile_px, image.shape[1::-1])
+            image = view.warp(image)
+            for o, cls in dice:
+                got = view.to_view_box(o["xyxy"])
+                if got is None or got[1] < MIN_KEPT_FRACTION:
+                    continue
+                last[o["id"]] = index
+                (faces / cls).mkdir(parents=True, exist_ok=True)
+                crop = crop_square(image, jitter_box(got[0], rng))
+                cv2.imwrite(str(faces / cls / f"{clip.name}_{index:05d}_{o['id']}.png"), crop)
+                n += 1
     return n
 
 
@@ -90,16 +188,27 @@ def make(args: argparse.Namespace) -> int:
         return 2
     per_job = -(-args.stills // (len(args.looks) * args.jobs_per_look))
     jobs = [
-        (per_job, args.stills_seed + k, "train", str(out), look, args.tipped_prob, args.camera)
+        (
+            per_job,
+            args.stills_seed + k,
+            "train",
+            str(out),
+            look,
+            args.tipped_prob,
+            args.camera,
+            args.codecs,
+        )
         for k, look in enumerate(args.looks * args.jobs_per_look)
     ]
     jobs += [
-        (args.val_stills, k, "val", str(out), look, args.tipped_prob, args.camera)
+        (args.val_stills, k, "val", str(out), look, args.tipped_prob, args.camera, args.codecs)
         for k, look in enumerate(args.looks)
         if args.val_stills > 0
     ]
     with ProcessPoolExecutor(args.workers) as pool:
-        stills = sum(pool.map(render_job, jobs))
+        stills = sum(pool.map(render_job, jobs)) if args.stills else 0
+    for clip in args.clips:
+        print(f"{clip.name}: {clip_crops(clip, out / 'faces' / 'train', args.clip_gap)} crops")
     if not args.no_real:
         real = [sys.executable, str(ROOT / "scripts" / "real_dice.py"), "--part", "train"]
         real += ["--training-crops", str(out / "faces" / "train"), "--jitters", "1"]
@@ -138,6 +247,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_const",
         const="steep",
         help="every look's camera nearer and always steep (STEEP_CAMERA), crops from the still",
+    )
+    p.add_argument(
+        "--clips",
+        type=Path,
+        nargs="+",
+        default=[],
+        help="rendered rounds of training looks (scripts/train_gpu.py render): their dice too",
+    )
+    p.add_argument("--clip-gap", type=int, default=2, help="--clips: frames between two crops")
+    p.add_argument(
+        "--codecs",
+        action="store_true",
+        help="each still encoded and decoded by a codec drawn for it (CODEC_QUALITY) first",
     )
     return make(p.parse_args(argv))
 
