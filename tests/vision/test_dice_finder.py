@@ -156,3 +156,41 @@ def test_where_the_picture_did_not_change_the_last_finds_stand_unlooked_at():
     assert len(finder(table(dice=()), Detections(), ())) == 3  # carried: nothing looked at
     assert len(finder(table(dice=()), Detections(), ((300, 0, 320, 20),))) == 3  # elsewhere
     assert len(finder(table(dice=()), Detections(), ((150, 150, 400, 400),))) == 0
+
+
+PRINT_BGR = (40, 200, 230)  # a thick printed mark (a letter's stem) beside the dice area's middle
+
+
+def reads_clean_middles(crops):
+    """Reads a crop as die_4 surely when its middle holds no print, unsurely when it does: a
+    die's blob grown into the print beside it is cut off-centre."""
+    middle = crops[:, 36:60, 36:60].astype(np.int16)
+    on_print = (np.abs(middle - np.array(PRINT_BGR)).sum(axis=3) < 60).mean(axis=(1, 2))
+    probs = np.zeros((len(crops), len(FACE_CLASSES)), np.float32)
+    p = np.where(on_print <= 0.05, 0.97, 0.6)
+    probs[:, FACE_CLASSES.index("die_4")] = p
+    probs[:, FACE_CLASSES.index("die_tipped")] = 1 - p
+    return probs
+
+
+def test_a_die_touching_the_print_is_read_in_its_own_blob_once_the_print_is_known():
+    """The mark and a die touching it make one blob (admitted here, longer than a die): read
+    off-centre, unsure. Seen without the die before, the mark is print: the blob of what is
+    far from the felt now and not in most looks before is the die alone, read surely."""
+
+    def picture(die: bool) -> np.ndarray:
+        image = table(dice=((142, 160, 0),) if die else ())
+        cv2.rectangle(image, (151, 152), (166, 168), PRINT_BGR, -1)  # 16 x 17 px, at the die
+        return image
+
+    config = DiceFinderConfig(max_aspect=2.0)
+    assert (
+        len(DiceFinder(AREA, TILE_PX, reads_clean_middles, config)(picture(True), Detections()))
+        == 0
+    )
+    finder = DiceFinder(AREA, TILE_PX, reads_clean_middles, config)
+    assert len(finder(picture(False), Detections())) == 0  # the mark alone: print
+    found = finder(picture(True), Detections())
+    assert len(found) == 1 and found.face[0] == FACE_CLASSES.index("die_4")
+    ((x1, y1, x2, y2),) = found.xyxy
+    assert x2 <= 152 and abs((x1 + x2) / 2 - 142) <= 2 and abs((y1 + y2) / 2 - 160) <= 2
