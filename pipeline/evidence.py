@@ -116,7 +116,7 @@ def write_snapshot(
     ids = {int(i) for i in alert.evidence.get("track_ids", ()) if isinstance(i, int)}
     style = DEFAULT_STYLE.for_width(image.shape[1])
     view = draw_zones(image, layout.zones_px, kept.scale, style)
-    view = draw_tracks(view, kept.tracks, kept.scale, ids, style)
+    view = draw_tracks(view, kept.tracks, kept.scale, ids, style, kept.index)
     lines = [
         (alert_line(alert), severity_colour(alert)),
         f"{alert.table} round {alert.round}  frame {kept.index}  {kept.time_s:.2f} s",

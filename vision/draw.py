@@ -194,9 +194,13 @@ def draw_tracks(
     scale: float = 1.0,
     highlight: Collection[int] = (),
     style: DrawStyle = DEFAULT_STYLE,
+    frame: int | None = None,
 ) -> np.ndarray:
     """Track boxes in their class colour, labelled with id and known face; tracks whose id is
-    in ``highlight`` get a thick red outline. Hands are outlined, not labelled.
+    in ``highlight`` get a thick red outline. Hands are outlined, not labelled. ``frame``: the
+    frame drawn; a track not seen in it (a tile the tracker remembers where it was last seen,
+    hidden under a hand or beneath a tile of a woodpile stack) is drawn only when highlighted
+    (an alert's evidence), so the picture shows what the camera sees.
 
     >>> t = Track(3, (2.0, 2.0, 12.0, 8.0), TILE_DOWN, False, None, None, None, 1, 1)
     >>> out = draw_tracks(np.zeros((20, 20, 3), np.uint8), [t], highlight={3})
@@ -204,6 +208,8 @@ def draw_tracks(
     (60, 60, 255)
     """
     out = image.copy()
+    if frame is not None:
+        tracks = [t for t in tracks if t.last_seen_frame >= frame or t.track_id in highlight]
     for track in tracks:
         colour = CLASS_COLOURS.get(track.class_id, WHITE)
         _rect(out, track.xyxy, scale, colour, style.line_px)

@@ -104,7 +104,7 @@ class Annotator:
         view = cv2.resize(image, self.picture_wh, interpolation=cv2.INTER_AREA)
         view = draw_zones(view, self.layout.zones_px, scale, style)
         highlight = {i for a in open_alerts.values() for i in _track_ids(a)}
-        view = draw_tracks(view, result.tracks, scale, highlight, style)
+        view = draw_tracks(view, result.tracks, scale, highlight, style, result.frame.index)
         alerts = [(alert_line(a), severity_colour(a)) for a in open_alerts.values()]
         return np.vstack(
             [

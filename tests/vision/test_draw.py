@@ -94,3 +94,16 @@ def test_fit_width_and_card():
     assert same.shape == (10, 20, 3) and scale == 1.0
     card = draw_card((320, 180), ["NO PICTURE", "12.00 s to 15.00 s"])
     assert card.shape == (180, 320, 3) and card.max() == 255
+
+
+def test_a_track_not_seen_in_the_frame_is_drawn_only_as_evidence():
+    """A tile remembered where it was last seen (beneath a woodpile stack, under a hand) is no
+    box on the picture of a later frame, unless an alert names it."""
+    image = np.zeros((100, 200, 3), np.uint8)
+    seen = Track(1, (20, 20, 60, 80), TILE_DOWN, False, None, None, None, 5, 7)
+    remembered = Track(2, (120, 20, 160, 80), TILE_DOWN, False, None, None, None, 5, 3)
+    out = draw_tracks(image, [seen, remembered], frame=7)
+    assert out[50, 20].any() and not out[:, 100:].any()
+    out = draw_tracks(image, [seen, remembered], highlight={2}, frame=7)
+    assert tuple(out[50, 120]) == HIGHLIGHT
+    assert draw_tracks(image, [remembered])[50, 120].any()  # no frame given: every track
