@@ -62,7 +62,7 @@ CAMERAS = {"close": CLOSE_CAMERA, "steep": STEEP_CAMERA}
 # quality drawn from these ranges (one frame coded alone is coded better than a video's
 # in-between frames, so the ranges reach lower qualities than the renderer's clips use).
 # A share of the stills (CLEAN_SHARE) stays as rendered.
-CODEC_QUALITY = {"h264": ("crf", 24, 40), "mpeg4": ("q", 3, 16), "mjpeg": ("q", 3, 14)}
+CODEC_QUALITY = {"h264": (24, 40), "mpeg4": (3, 16), "mjpeg": (3, 14)}  # crf; q for the others
 CLEAN_SHARE = 0.2
 
 
@@ -70,10 +70,10 @@ def encoded(image: np.ndarray, codec: str, quality: int) -> np.ndarray:
     """``image`` (BGR) after one frame of ``codec`` at ``quality`` and back (even size)."""
     import av
 
+    from vision.synth.clip import ENCODERS
+
     h, w = image.shape[0] // 2 * 2, image.shape[1] // 2 * 2
-    name, pix_fmt = {"h264": ("libx264", "yuv420p"), "mpeg4": ("mpeg4", "yuv420p")}.get(
-        codec, ("mjpeg", "yuvj420p")
-    )
+    name, pix_fmt = ENCODERS[codec]
     buffer = io.BytesIO()
     with av.open(buffer, "w", format="matroska") as out:
         stream = out.add_stream(name, rate=25)
@@ -97,7 +97,7 @@ def encode_stills(folder: Path, split: str, rng: np.random.Generator) -> None:
         if rng.random() < CLEAN_SHARE:
             continue
         codec = str(rng.choice(list(CODEC_QUALITY)))
-        _, lo, hi = CODEC_QUALITY[codec]
+        lo, hi = CODEC_QUALITY[codec]
         image = cv2.imread(str(path))
         cv2.imwrite(
             str(path.with_suffix(".png")), encoded(image, codec, int(rng.integers(lo, hi + 1)))
@@ -139,14 +139,13 @@ def render_job(job: tuple[int, int, str, str, str, float, str | None, bool]) -> 
 
 
 def clip_crops(clip: Path, faces: Path, gap: int) -> int:
-    """Die crops of one rendered round's video (``--clips``): every die seen well enough to
-    read, one crop per die every ``gap`` frames, cut in the table view the monitor fits to the
-    round's layout, around a box jittered like a detector's; returns the crops written."""
+    """Die crops of one rendered round's video (``--clips``), cut as ``train_gpu.py pack`` cuts
+    faces (:func:`vision.synth.datasets.face_crops`, in the table view the monitor fits), a
+    flat die every ``gap`` frames; returns the crops written."""
     import av
 
     from pipeline.layout import layout_from_scenario
-    from vision.faces import crop_square
-    from vision.synth.labels import MIN_KEPT_FRACTION, face_class, jitter_box
+    from vision.synth.datasets import face_crops, in_view
     from vision.view import TableView
 
     layout = layout_from_scenario(clip / "scenario.json")
@@ -155,29 +154,15 @@ def clip_crops(clip: Path, faces: Path, gap: int) -> int:
     rng, last, view, n = np.random.default_rng(zlib.crc32(clip.name.encode())), {}, None, 0
     with av.open(str(clip / "clip.mp4")) as container:
         for index, frame in enumerate(container.decode(video=0)):
-            row = truth[index] if index < len(truth) else None
-            dice = [
-                (o, cls)
-                for o in (row or {"objects": []})["objects"]
-                if (cls := face_class(o)) is not None
-                and cls.startswith("die_")
-                and index - last.get(o["id"], -gap) >= gap
-            ]
-            if not dice or row["blind"]:
+            row = truth[index] if index < len(truth) else {"blind": True}
+            dice = [] if row["blind"] else [o for o in row["objects"] if o["class"] == "die"]
+            if not dice:
                 continue
             image = frame.to_ndarray(format="bgr24")
             if view is None:
                 view = TableView.fit(layout.zones_px, layout.tile_px, image.shape[1::-1])
-            image = view.warp(image)
-            for o, cls in dice:
-                got = view.to_view_box(o["xyxy"])
-                if got is None or got[1] < MIN_KEPT_FRACTION:
-                    continue
-                last[o["id"]] = index
-                (faces / cls).mkdir(parents=True, exist_ok=True)
-                crop = crop_square(image, jitter_box(got[0], rng))
-                cv2.imwrite(str(faces / cls / f"{clip.name}_{index:05d}_{o['id']}.png"), crop)
-                n += 1
+            dice = in_view(view, dice)
+            n += face_crops(view.warp(image), dice, index, last, rng, faces, clip.name, None, gap)
     return n
 
 

@@ -43,10 +43,16 @@ import numpy as np
 import yaml
 
 from pipeline.layout import layout_from_scenario
-from vision.synth.datasets import FACE_TRAINING, detector_split, face_crops, face_split, unpack_clip
+from vision.synth.datasets import (
+    FACE_TRAINING,
+    detector_split,
+    face_crops,
+    face_split,
+    in_view,
+    unpack_clip,
+)
 from vision.synth.labels import (
     DETECT_SCALE,
-    MIN_KEPT_FRACTION,
     NAMES,
     frame_labels,
 )
@@ -55,17 +61,6 @@ from vision.view import TableView
 ROOT = Path(__file__).resolve().parents[1]
 RECIPE = ROOT / "datasets" / "recipes" / "train_gpu.yaml"
 FINAL_MINUTES = 1.0  # kept from a deadline for the final validation and copying the weights
-
-
-def in_view(view: TableView, objects: list[dict]) -> list[dict]:
-    """Truth objects with their boxes in view px; those the view cuts below
-    ``MIN_KEPT_FRACTION`` dropped."""
-    kept = []
-    for o in objects:
-        got = view.to_view_box(o["xyxy"])
-        if got is not None and got[1] >= MIN_KEPT_FRACTION:
-            kept.append({**o, "xyxy": got[0]})
-    return kept
 
 
 def pack_clip(clip: Path, out: Path, every: int, crf: int, face_gap: int | None = None) -> int:

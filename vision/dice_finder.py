@@ -166,11 +166,12 @@ class DiceFinder:
         known = dict(zip(looked, self._read(image, looked), strict=True))
         sure = {b: (b, *known[b]) for b in looked if self._sure(known[b])}
         # an unsure blob holding a blob of the picture without the print: that one's reading
+        doubted = [b for b in looked if b not in sure]
+        bare_boxes = self._die_boxes(*bare) if doubted and bare is not None else []
         instead = {
             b: a
-            for b in looked
-            if b not in sure
-            for a in bare
+            for b in doubted
+            for a in bare_boxes
             if a != b and _covers(np.array([b]), a)[0] and not _touch(hands, a, self.die_px)
         }
         more = list(dict.fromkeys(instead.values()))
@@ -203,21 +204,21 @@ class DiceFinder:
             face[at], face_p[at], best[at] = value, p, p
         return replace(detections, face=face, face_confidence=face_p)
 
-    def _blobs_seen(self, image: np.ndarray) -> tuple[list, list]:
+    def _blobs_seen(self, image: np.ndarray) -> tuple[list, tuple | None]:
         """Boxes ``(x1, y1, x2, y2)`` of die-like blobs whose centre lies in the dice area
         (looked for in the grown area: the felt's colour and the print are seen around it), and
-        of those once the area's print is taken out of the picture (none at the first look);
-        the print learns this picture."""
+        the picture without the area's print, ``(mask, x0, y0)`` for :meth:`_die_boxes` (None
+        at the first look); the print learns this picture."""
         far, x0, y0 = self._far(image)
         if far is None:
-            return [], []
+            return [], None
         if self._far_seen is None or self._far_seen.shape != far.shape:
             self._far_seen, self._looks = np.zeros(far.shape, np.int32), 0
         bare = far * (2 * self._far_seen <= self._looks)  # far now, not in most looks before
         known = self._looks > 0
         self._far_seen += far
         self._looks += 1
-        return self._die_boxes(far, x0, y0), self._die_boxes(bare, x0, y0) if known else []
+        return self._die_boxes(far, x0, y0), (bare, x0, y0) if known else None
 
     def _far(self, image: np.ndarray) -> tuple[np.ndarray | None, int, int]:
         """The grown area's pixels far from the felt's colour (1), and the area's corner."""

@@ -40,8 +40,8 @@ DEALER_HANDS = (900, 901, 902)
 # the encoding is drawn from its own generator, seeded [seed, this]: no other draw moves
 _ENCODING_STREAM = 7
 # PyAV encoder names and pixel formats of the codecs a set can name
-_ENCODERS = {"h264": ("libx264", "yuv420p"), "mpeg4": ("mpeg4", "yuv420p")}
-_ENCODERS |= {"mjpeg": ("mjpeg", "yuvj420p")}
+ENCODERS = {"h264": ("libx264", "yuv420p"), "mpeg4": ("mpeg4", "yuv420p")}
+ENCODERS |= {"mjpeg": ("mjpeg", "yuvj420p")}
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def sample_encoding(seed: int, dr: DomainRandomisation) -> VideoEncoding:
 
 def add_video_stream(container, enc: VideoEncoding, cfg: ClipConfig, fps: int, size_wh):
     """A video stream of the PyAV output ``container`` for ``enc``, ``size_wh`` (even) px."""
-    name, pix_fmt = _ENCODERS[enc.codec]
+    name, pix_fmt = ENCODERS[enc.codec]
     stream = container.add_stream(name, rate=Fraction(fps))
     stream.width, stream.height, stream.pix_fmt = *size_wh, pix_fmt
     match enc.codec:

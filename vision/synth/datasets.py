@@ -140,13 +140,34 @@ def face_split(
     return n
 
 
+def in_view(view, objects: list[dict]) -> list[dict]:
+    """Truth objects with their boxes in the px of ``view`` (a :class:`vision.view.TableView`);
+    those the view cuts below ``MIN_KEPT_FRACTION`` dropped."""
+    kept = []
+    for o in objects:
+        got = view.to_view_box(o["xyxy"])
+        if got is not None and got[1] >= MIN_KEPT_FRACTION:
+            kept.append({**o, "xyxy": got[0]})
+    return kept
+
+
 def face_crops(
-    image, objects, index, last_kept, rng, faces_dir: Path, clip: str, tile_gap: int | None = None
-) -> None:
+    image,
+    objects,
+    index,
+    last_kept,
+    rng,
+    faces_dir: Path,
+    clip: str,
+    tile_gap: int | None = None,
+    die_gap: int | None = None,
+) -> int:
     """Crops of readable faces in one full-resolution frame, one per object every
-    ``FACE_GAP_FRAMES`` (a tile every ``tile_gap`` frames where given), boxes jittered like a
-    detector's."""
-    gaps = FACE_GAP_FRAMES if tile_gap is None else {**FACE_GAP_FRAMES, "tile": tile_gap}
+    ``FACE_GAP_FRAMES`` (a tile every ``tile_gap`` frames, a flat die every ``die_gap``, where
+    given), boxes jittered like a detector's; returns the crops written."""
+    gaps = {**FACE_GAP_FRAMES, "tile": tile_gap, "die": die_gap}
+    gaps = {k: FACE_GAP_FRAMES[k] if v is None else v for k, v in gaps.items()}
+    n = 0
     for o in objects:
         cls = face_class(o)
         if cls is None:
@@ -162,6 +183,8 @@ def face_crops(
             crop,
             [cv2.IMWRITE_JPEG_QUALITY, 85],
         )
+        n += 1
+    return n
 
 
 def unpack_clip(video: Path, dataset: Path, split: str) -> int:
