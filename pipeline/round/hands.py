@@ -376,8 +376,10 @@ def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list
     if memory.phase.order >= Phase.EXPOSURE.order:
         for box, seen in sorted(memory.chips_changing.items()):
             # seen changed, uncovered, after a hand, as the stream ended before the hold: as
-            # seen (a settlement pending at the end is not judged, payout_error)
-            if seen.handled(cfg.wager_reach_s):
+            # seen (a settlement pending at the end is not judged, payout_error); not a count
+            # whose places were found unchanged (brown_row_close/dice_not_flat_20800: a
+            # printed box number read as a second stack settled two pushes as wins)
+            if seen.handled(cfg.wager_reach_s) and not seen.unmoved:
                 events += settle_box(memory, cfg, box, seen.count, seen.frame, seen.time_s)
         events += _trailing_pushes(view, memory, cfg)
     return events

@@ -174,14 +174,16 @@ class OpenGroup:
 @dataclass(frozen=True, slots=True)
 class ChipSighting:
     """A box's chip stacks seen at another count than believed, uncovered: the count, the
-    frame and time first seen so, when a hand was last over the box before that, and since
-    when the count has been seen uncovered throughout (None: the box is covered now)."""
+    frame and time first seen so, when a hand was last over the box before that, since when
+    the count has been seen uncovered throughout (None: the box is covered now), and whether,
+    held, its stacks' places were last found unchanged (the detector's change of mind)."""
 
     count: int
     frame: int
     time_s: float
     reached_s: float | None
     uncovered_s: float | None
+    unmoved: bool = False
 
     def handled(self, reach_s: float) -> bool:
         """A hand was over the box in the ``reach_s`` before: chips do not move by themselves."""

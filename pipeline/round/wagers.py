@@ -72,6 +72,11 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
         amount_before = memory.amounts.pop(box, None) if before else 0
         amount = money(stacks) if len(stacks) == after else None
         memory.chips[box] = after
+        # the picture a later change is held against shows this count, not the one before
+        # (brown_row_close/clean_10000: a stack set down just before the dice called "no more
+        # bets" was held against the empty box, and a printed number read as a second stack
+        # became a late wager)
+        memory.chip_frames[box] = view.frame
         if after:
             memory.amounts[box] = amount
         frame, time_s = view.frame, view.time_s
@@ -157,7 +162,9 @@ def _guarded_counts(
     count (unknown, not changed); a box seen uncovered with another count gets it once that
     count has held, uncovered throughout (a cover starts the hold again), ``wager_hold_s``
     (``settle_hold_s`` once hands are exposed), if a hand was near the box in the
-    ``wager_reach_s`` before it was first seen so. Chips are judged before
+    ``wager_reach_s`` before it was first seen so, and its stacks' places look changed then
+    (a count held where no place changed is the detector's: the places are asked again only
+    after a cover, not as a hand's shadow comes near). Chips are judged before
     the cover and after it: a count first seen with no hand near (the detector's doubt) that
     is the same after a hand came and went was not changed by the hand. Held ``recount_s``
     uncovered, it is taken as the box's count, silently: chips do not move by themselves, so
@@ -178,7 +185,7 @@ def _guarded_counts(
         sighting = memory.chips_changing.get(box)
         if box in covered:  # unknown: what was seen before the cover stands; a count seen
             if sighting is not None:  # changed must hold again once uncovered
-                memory.chips_changing[box] = replace(sighting, uncovered_s=None)
+                memory.chips_changing[box] = replace(sighting, uncovered_s=None, unmoved=False)
             continue
         now = seen.get(box, 0)
         if now == memory.chips.get(box, 0):
@@ -202,9 +209,13 @@ def _guarded_counts(
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]
         elif sighting.handled(cfg.wager_reach_s):
-            if held_s >= hold_s and _place_changed(view, memory, box, spots.get(box, [])):
+            if held_s < hold_s or sighting.unmoved:  # unmoved: asked again after a cover
+                continue
+            if _place_changed(view, memory, box, spots.get(box, [])):
                 believed[box] = now
                 memory.chip_spots[box] = spots.get(box, [])
+            else:  # the detector's change of mind (a hand's shadow coming does not undo it)
+                memory.chips_changing[box] = replace(sighting, unmoved=True)
         elif held_s >= cfg.recount_s:  # no hand seen: the detector's count was wrong
             believed[box] = memory.chips[box] = now
             memory.chip_spots[box] = spots.get(box, [])

@@ -1296,6 +1296,70 @@ def test_chips_changed_before_a_box_lay_exposed_settle_nothing_even_as_the_strea
     assert [(e.box, e.outcome) for e in settled] == [(5, Outcome.PUSH), (6, Outcome.PUSH)]
 
 
+class Shadow(Places):
+    """No place changed, until ``come()``: then every place looks changed (a hand's shadow
+    reaching over a box before the hand is detected over it)."""
+
+    def come(self) -> None:
+        self.answer = True
+
+
+@pytest.mark.parametrize("shadow", [False, True])
+def test_a_stack_read_where_no_place_changed_settles_nothing_even_as_the_stream_ends(shadow):
+    """brown_row_close/dice_not_flat_20800 (held out, made in session 35): a box's printed
+    number, beside its stack, was read as a second stack once the dealer's hand had passed
+    over the exposed box; its place looked as before, so the count was never believed, but the
+    recording ended with it pending and the box was settled as a win (a false payout_error).
+    single_tile_exposed_20300: such a count, held with its place unchanged, was believed a
+    frame before a hand was detected over the box, its shadow already changing the place."""
+    table = delivered_table()
+    expose_bank(table)
+    turn_hand(table, 6, ("3-3", "3-3", "5-5", "5-5"))
+    table.step(3)
+    assert sorted(e.box for e in table.of(HandExposed)) == [1, 6]
+    table.places = Shadow(False)
+    table.put(hand(900, (10.0, 20.0), "box_6"))  # the dealer passes over box 6
+    table.step(1)
+    table.drop(900)
+    table.put(chip(206, "box_6", (30.0, 0.0)))  # its printed number read as a stack
+    table.step(6)  # held longer than settle_hold_s, its place unchanged
+    if shadow:
+        table.places.come()
+        table.step(1)
+    settled = [
+        *table.of(BoxSettled),
+        *(e for e in table.round.finish() if isinstance(e, BoxSettled)),
+    ]
+    assert (6, Outcome.WIN) not in [(e.box, e.outcome) for e in settled]
+
+
+def test_a_late_change_is_held_against_a_picture_of_the_count_believed():
+    """brown_row_close/clean_10001: a stack set down with the player's hand still near, and
+    "no more bets" inferred before the hand had been gone ``wager_reach_s``: the picture kept
+    for the box was of the felt before the stack came, so a printed number read as a second
+    stack later was held against the empty box, found changed, and raised a late wager. The
+    picture is taken again as the count believed changes."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(2)
+    table.put(hand(901, (40.0, 20.0), "box_4"))  # a player sets a stack down in box 4
+    table.step(2)
+    table.put(chip(101, "box_4", (30.0, 0.0)))
+    table.step(3)  # it comes to rest, the hand still beside it
+    (placed,) = [w for w in table.of(WagerChanged) if w.box == 4]
+    table.drop(901)
+    table.step(6)
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table.places = Places(True)
+    table.put(hand(900, (40.0, 20.0), "box_4"))  # the dealer delivering
+    table.step(3)
+    table.drop(900)
+    table.put(chip(102, "box_4", (50.0, 0.0)))  # the printed number read as a stack
+    table.step(8)
+    asked = {since for box, since in table.places.asked if box == 4}
+    assert asked and min(asked) >= placed.frame
+
+
 def test_a_hand_exposed_under_ids_other_than_its_setting_keeps_its_own_pairs():
     """A hand set as two pairs, then one of its tiles found again under a new id, then turned
     over in a heap the pairs cannot be told from (session 18: a KeyError that stopped the round
