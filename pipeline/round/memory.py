@@ -217,6 +217,10 @@ class RoundMemory:
     # ``wager_reach_s`` (a hand's change is seen only once the hand has gone): the picture a
     # change is held against (a stack's place must look different now, FrameView.places)
     chip_frames: dict[int, int] = field(default_factory=dict)
+    # box -> the last frame it was seen with no hand over it while bets were open: a change
+    # after "no more bets" is also held against it (a stack set down, its hand gone, lies
+    # there; what the detector then reads beside it, the felt's print, lay there too)
+    open_frames: dict[int, int] = field(default_factory=dict)
     # box -> most stacks detected surely (late_chip_confidence) while its count stood, before
     # "no more bets": stacks beyond it were never sure, so their going is no wager taken
     chips_sure: dict[int, int] = field(default_factory=dict)

@@ -55,10 +55,13 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     else:
         memory.chips_changing.clear()
         memory.chip_spots = spots
-        for box in covered_boxes(view, memory, cfg):  # a hand there before the bets closed
+        covered = covered_boxes(view, memory, cfg)
+        for box in covered:  # a hand there before the bets closed
             memory.covered_s[box] = view.time_s  # may have set down what is seen after
         for box in BOXES:
             _keep_picture(view, memory, cfg, box)
+            if box not in covered:  # the box as the bets left it, so far
+                memory.open_frames[box] = view.frame
         for box in set(counts) | set(memory.chips_sure):
             standing = counts.get(box, 0) == memory.chips.get(box, 0)
             most = memory.chips_sure.get(box, 0) if standing else 0
@@ -235,12 +238,18 @@ def _place_changed(view: FrameView, memory: RoundMemory, box: int, spots: list) 
     """Whether the places of ``box``'s stacks, where they lay when its count was last seen as
     believed and where they lie now, look different now from then (``FrameView.places``): a
     count the detector changed where no place did is its change of mind (a printed chip
-    circle read as a stack in some frames only), not chips moved. True where it is not known
-    (no pictures kept, or not of that frame): judged as without pictures."""
+    circle read as a stack in some frames only), not chips moved. Then is twice: the last
+    picture of the box with no hand near for ``wager_reach_s``, and the box as the bets left
+    it (its last frame uncovered before "no more bets"): a stack set down just before the bets
+    closed, its hand over the box's printed number in the first picture, lies in the second,
+    the number as it is. True where it is not known (no pictures kept, or not of that frame):
+    judged as without pictures."""
     since = memory.chip_frames.get(box)
     if view.places is None or since is None:
         return True
-    return view.places.changed(box, [*memory.chip_spots.get(box, []), *spots], since) is not False
+    places = [*memory.chip_spots.get(box, []), *spots]
+    pictures = {since, memory.open_frames.get(box, since)}
+    return all([view.places.changed(box, places, frame) is not False for frame in pictures])
 
 
 def _under_tiles(view: FrameView, memory: RoundMemory, seen: dict[int, int]) -> set[int]:
