@@ -76,9 +76,9 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
         amount = money(stacks) if len(stacks) == after else None
         memory.chips[box] = after
         # the picture a later change is held against shows this count, not the one before
-        # (brown_row_close/clean_10000: a stack set down just before the dice called "no more
-        # bets" was held against the empty box, and a printed number read as a second stack
-        # became a late wager)
+        # (brown_row_close/clean_10001: a stack set down just before "no more bets" was
+        # inferred was held against the empty box, and a printed number read as a second
+        # stack became a late wager)
         memory.chip_frames[box] = view.frame
         if after:
             memory.amounts[box] = amount
