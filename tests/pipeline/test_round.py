@@ -1333,12 +1333,10 @@ def test_a_stack_read_where_no_place_changed_settles_nothing_even_as_the_stream_
     assert (6, Outcome.WIN) not in [(e.box, e.outcome) for e in settled]
 
 
-def test_a_late_change_is_held_against_a_picture_of_the_count_believed():
-    """brown_row_close/clean_10001: a stack set down with the player's hand still near, and
-    "no more bets" inferred before the hand had been gone ``wager_reach_s``: the picture kept
-    for the box was of the felt before the stack came, so a printed number read as a second
-    stack later was held against the empty box, found changed, and raised a late wager. The
-    picture is taken again as the count believed changes."""
+def stack_set_down_as_bets_close() -> tuple[Table, WagerChanged, int]:
+    """A stack set down in box 4 with the player's hand beside it, and "no more bets" inferred
+    before the hand had been gone ``wager_reach_s``: the table, the stack's WagerChanged, and
+    the frame from which box 4 lies uncovered."""
     table = woodpile_table(no_more_bets_quiet_s=0.8)
     table.put(chip(100, "box_2"))
     table.step(2)
@@ -1348,8 +1346,19 @@ def test_a_late_change_is_held_against_a_picture_of_the_count_believed():
     table.step(3)  # it comes to rest, the hand still beside it
     (placed,) = [w for w in table.of(WagerChanged) if w.box == 4]
     table.drop(901)
+    gone = table.index
     table.step(6)
     assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    return table, placed, gone
+
+
+def test_a_late_change_is_held_against_a_picture_of_the_count_believed():
+    """brown_row_close/clean_10001: a stack set down with the player's hand still near, and
+    "no more bets" inferred before the hand had been gone ``wager_reach_s``: the picture kept
+    for the box was of the felt before the stack came, so a printed number read as a second
+    stack later was held against the empty box, found changed, and raised a late wager. The
+    picture is taken again as the count believed changes."""
+    table, placed, _ = stack_set_down_as_bets_close()
     table.places = Places(True)
     table.put(hand(900, (40.0, 20.0), "box_4"))  # the dealer delivering
     table.step(3)
@@ -1379,17 +1388,7 @@ def test_a_late_change_is_also_held_against_the_box_as_the_bets_left_it():
     ``wager_reach_s``: the only picture without a hand near was from before it came, so the
     number, read as a second stack once the bets had closed, looked changed against it. The
     box seen uncovered as the bets closed showed the number as it is: no chips moved."""
-    table = woodpile_table(no_more_bets_quiet_s=0.8)
-    table.put(chip(100, "box_2"))
-    table.step(2)
-    table.put(hand(901, (40.0, 20.0), "box_4"))  # a player sets a stack down in box 4
-    table.step(2)
-    table.put(chip(101, "box_4", (30.0, 0.0)))
-    table.step(3)
-    table.drop(901)
-    gone = table.index  # the box uncovered from here on
-    table.step(6)
-    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table, _, gone = stack_set_down_as_bets_close()
     table.places = SinceTheHand(gone)
     table.put(chip(102, "box_4", (50.0, 0.0)))  # its printed number read as a stack
     table.step(8)
