@@ -219,16 +219,21 @@ def _partly_seen(
     """While the dealer exposes hands, a player's hand of which three tiles lie face up and
     still in its box and the fourth is not seen (under another tile, or missed by the
     detector), for ``hidden_tile_hold_s``: its four tracks, the hidden one where it was last
-    seen. A tile of the hand seen face down, or anywhere else, is no hand exposed."""
+    seen. The hidden one is the hand's tile not seen now, or, where the tracker traded ids
+    with a neighbouring box's tiles (players' arms over both; brown_row_close/clean_10001
+    box 8, whose hand was remembered with box 7's id), the one tile track kept in the box
+    unseen now: the box is what holds the hand. A tile of the hand seen face down, or
+    anywhere else, is no hand exposed."""
     ids = memory.hands.get(box, [])
     seen = _seen_in(view, f"box_{box}")
     shown = {t.track_id for t in seen}
     hidden = [view.tracks[i] for i in ids if i not in shown and i in view.tracks]
+    if not shown <= set(ids):  # ids traded: the box's own unseen track
+        hidden = [t for t in view.resting_in(f"box_{box}") if t.track_id not in shown]
     partly = (
         memory.phase is Phase.EXPOSURE
         and len(ids) == HAND_TILES
         and len(seen) == HAND_TILES - 1
-        and shown <= set(ids)
         and len(hidden) == 1
         and all(t.last_seen_frame != view.frame for t in hidden)
         and all(t.face_up is True for t in seen)

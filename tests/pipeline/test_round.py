@@ -1457,6 +1457,32 @@ def test_a_hand_whose_fourth_tile_is_hidden_is_exposed_with_that_face_unknown():
     assert sorted(faces, key=str) == ["1-1", "1-1", "2-2", None]
 
 
+def test_a_hand_whose_ids_the_tracker_traded_is_exposed_from_the_tiles_in_its_box():
+    """Players' arms over two neighbouring boxes trade tile ids between them: box 8's hand was
+    remembered with a tile of box 7 (`brown_row_close/clean_10001`, hand membership 28/32).
+    Turned over with one tile unseen, the hand is the three tiles face up in its box and the
+    one track kept there unseen, whatever ids the delivery remembered."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    table.put(replace(table.tracks[five[0]], track_id=88))  # its tile under another id
+    table.drop(five[0])
+    table.step(3)
+    expose_bank(table)
+    table.step(3)
+    table.hidden.add(five[3])
+    table.put(
+        *(
+            replace(table.tracks[i], face_up=True, class_id=TILE_UP, face=f)
+            for i, f in zip((88, five[1], five[2]), ("1-1", "2-2", "2-2"), strict=True)
+        )
+    )
+    table.step(12)  # hidden_tile_hold_s, then exposed_faces_wait_s
+    (exposed,) = [e for e in table.of(HandExposed) if e.box == 5]
+    assert {*exposed.high_ids, *exposed.low_ids} == {88, five[1], five[2], five[3]}
+    faces = [*exposed.high_faces, *exposed.low_faces]
+    assert sorted(faces, key=str) == ["1-1", "2-2", "2-2", None]
+
+
 def test_chips_moving_in_a_box_not_exposed_settle_nothing():
     """The dealer settles a box after exposing its hand: chips misread in a box whose hand is
     still face down (a payout stack passing over it) settle nothing and pass no box over."""
