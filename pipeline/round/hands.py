@@ -9,7 +9,9 @@ track ids, wherever its tiles lie:
   the tracker knows them. A new pairing of the same box is a new :class:`HandSet`.
 - **merged**: a box holds tiles delivered to two or more boxes (or tiles the tracker lost and
   found again under new ids). Reconstructible when every tile of the hands still has its id.
-- **exposed**: all four tiles of a hand face up and still; the chung box's hand is the bank's.
+- **exposed**: all four tiles of a hand face up and still (while the dealer exposes hands, two
+  or three, the others hidden or lying under them: :func:`_partly_seen`); the chung box's hand
+  is the bank's.
 - **settled**: once a box's hand is exposed, fewer chip stacks than it staked is a loss, more a
   win (a change held uncovered, as after "no more bets"; the dealer settles a box after
   exposing it, so chips changing in a box not yet exposed settle nothing); a wagered box
@@ -216,16 +218,25 @@ def _exposed_tracks(
 def _partly_seen(
     view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int
 ) -> list[Track] | None:
-    """While the dealer exposes hands, a player's hand of which three tiles lie face up and
-    still in its box and the fourth is not seen (under another tile, or missed by the
-    detector), for ``hidden_tile_hold_s``: its four tracks, the hidden one where it was last
-    seen. The hidden one is the hand's tile not seen now, or, where the tracker traded ids
-    with a neighbouring box's tiles (players' arms over both; brown_row_close/clean_10001
-    box 8, whose hand was remembered with box 7's id), the one tile track kept in the box
-    unseen now: the box is what holds the hand. A tile of the hand seen face down, or
-    anywhere else, is no hand exposed."""
+    """While the dealer exposes hands, a player's hand of which two or three tiles lie face up
+    and still in its box and the others are not seen face up, for ``hidden_tile_hold_s``: its
+    four tracks, their faces unknown. A tile not seen face up is one of:
+
+    - **hidden**, at most one: not seen (under another tile, or missed by the detector), kept
+      where it was last seen: the hand's tile not seen now, or, where the tracker traded ids
+      with a neighbouring box's tiles (players' arms over both; brown_row_close/clean_10001 box
+      8, whose hand was remembered with box 7's id), the one tile track kept in the box unseen
+      now: the box is what holds the hand;
+    - **under** a face-up tile of the hand: seen face down, ``under_share`` of its box covered
+      by that tile's, one each (a tilted camera
+      sees a tile set against its pair partly beneath it; with its pips hidden, a face the
+      colour of the backs reads as a back: teal_dim's last boxes, never exposed).
+
+    A tile of the hand seen face down anywhere else (a peek, a tile not turned yet), or a hand
+    tile seen elsewhere, is no hand exposed."""
     ids = memory.hands.get(box, [])
     seen = _seen_in(view, f"box_{box}")
+    up = [t for t in seen if t.face_up is True]
     shown = {t.track_id for t in seen}
     hidden = [view.tracks[i] for i in ids if i not in shown and i in view.tracks]
     if not shown <= set(ids):  # ids traded: the box's own unseen track
@@ -233,17 +244,38 @@ def _partly_seen(
     partly = (
         memory.phase is Phase.EXPOSURE
         and len(ids) == HAND_TILES
-        and len(seen) == HAND_TILES - 1
-        and len(hidden) == 1
+        and len(up) >= HAND_TILES // 2
+        and len(seen) + len(hidden) == HAND_TILES
+        and len(hidden) <= 1
         and all(t.last_seen_frame != view.frame for t in hidden)
-        and all(t.face_up is True for t in seen)
+        and _each_under([t for t in seen if t.face_up is not True], up, cfg.under_share)
         and view.still(list(shown))
     )
-    if not partly:
+    if len(up) == HAND_TILES or not partly:
         memory.partly_seen_s.pop(box, None)
         return None
     since = memory.partly_seen_s.setdefault(box, view.time_s)
     return seen + hidden if view.time_s - since >= cfg.hidden_tile_hold_s else None
+
+
+def _each_under(down: list[Track], up: list[Track], share: float) -> bool:
+    """Whether each of the ``down`` tiles lies under its own one of the ``up`` tiles: at least
+    ``share`` of its box is covered by that tile's."""
+    free = list(up)
+    for tile in down:
+        over = [t for t in free if _covered_share(tile.xyxy, t.xyxy) >= share]
+        if not over:
+            return False
+        free.remove(max(over, key=lambda t: _covered_share(tile.xyxy, t.xyxy)))
+    return True
+
+
+def _covered_share(under, over) -> float:
+    """The share of box ``under``'s area that box ``over`` covers."""
+    w = min(under[2], over[2]) - max(under[0], over[0])
+    h = min(under[3], over[3]) - max(under[1], over[1])
+    area = (under[2] - under[0]) * (under[3] - under[1])
+    return max(w, 0.0) * max(h, 0.0) / area if area > 0 else 0.0
 
 
 def _seen_in(view: FrameView, zone: str) -> list[Track]:

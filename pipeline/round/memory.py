@@ -63,6 +63,11 @@ class RoundConfig:
     # it); higher: a tile hidden a moment under the dealer's hand as it turns is waited for
     # longer, lower: the hand's exposure (its settlement) comes sooner. A delivered tile
     # hidden this long lies where it was last seen (hands_mixed)
+    under_share: float = 0.2  # while the dealer exposes hands, a player's hand with two or
+    # three tiles face up and still in its box and each other one seen face down with this
+    # share of its box covered by a face-up one (a tilted camera sees a tile partly under its
+    # pair, its pips hidden: a back to the detector) is exposed, those faces unknown;
+    # higher: fewer hands exposed with faces unknown, more such hands never exposed
     exposed_faces_wait_s: float = 1.0  # a hand found lying exposed is reported (HandExposed,
     # which the bank's house way and the payouts are judged on) once its four faces are read,
     # or this long after it was found with those still unread (unknown: not judged); the face

@@ -1423,7 +1423,8 @@ def test_a_hand_whose_fourth_tile_is_hidden_is_exposed_with_that_face_unknown():
     its neighbour (`two_rows_wine/clean_10001`: boxes 3, 4 and 8 never exposed, hand
     membership 20/32). While the dealer exposes hands, three of a hand's tiles face up and
     still in its box with the fourth unseen for `hidden_tile_hold_s` is the hand exposed, the
-    hidden face unknown; not before the exposure, nor while a tile of it shows face down."""
+    hidden face unknown; not before the exposure, nor while a tile of it shows face down
+    beside the others."""
     table = delivered_table()
     five, six = table.state.hands[5], table.state.hands[6]
 
@@ -1444,6 +1445,8 @@ def test_a_hand_whose_fourth_tile_is_hidden_is_exposed_with_that_face_unknown():
     expose_bank(table)
     table.step(3)
     turn(six[:3], ("3-3", "3-3", "5-5"))  # box 6's fourth tile still seen face down
+    x1, y1, x2, y2 = table.tracks[six[3]].xyxy  # beside the others, not under them
+    table.put(replace(table.tracks[six[3]], xyxy=(x1 + 15.0, y1, x2 + 15.0, y2)))
     turn(five[:3], ("1-1", "1-1", "2-2"))  # box 5's fourth hidden
     table.step(3)
     assert [e.box for e in table.of(HandExposed)] == [1]  # not yet: hidden_tile_hold_s
@@ -1455,6 +1458,49 @@ def test_a_hand_whose_fourth_tile_is_hidden_is_exposed_with_that_face_unknown():
     assert {*five_exposed.high_ids, *five_exposed.low_ids} == set(five)
     faces = [*five_exposed.high_faces, *five_exposed.low_faces]
     assert sorted(faces, key=str) == ["1-1", "1-1", "2-2", None]
+
+
+def test_a_hand_whose_tiles_lie_under_their_pairs_is_exposed_with_those_faces_unknown():
+    """A tilted camera sees a tile set against its pair partly beneath it; with its pips
+    hidden, a face the colour of the backs reads as a back (`teal_dim`: the last box's hand,
+    two tiles face up over two read face down, never exposed). Two tiles face up, each over
+    one seen face down, still in the box for `hidden_tile_hold_s`: the hand exposed, the
+    faces beneath unknown. A face-down tile beside them, under none, is no exposure."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    expose_bank(table)
+    table.step(3)
+    for k, i in enumerate(five):  # two pairs, the second tile of each half under the first
+        x, y = 100.0 + 30 * (k // 2), 200.0 + 12 * (k % 2)
+        up = k % 2 == 0
+        face = ("6-6", None, "2-3", None)[k]
+        table.put(
+            replace(
+                tile(i, (x, y), "box_5", face_up=up, face=face),
+                class_id=TILE_UP if up else TILE_DOWN,
+            )
+        )
+    table.step(12)
+    (exposed,) = [e for e in table.of(HandExposed) if e.box == 5]
+    assert {*exposed.high_ids, *exposed.low_ids} == set(five)
+    faces = [*exposed.high_faces, *exposed.low_faces]
+    assert sorted(faces, key=str) == ["2-3", "6-6", None, None]
+
+
+def test_a_tile_face_down_beside_its_pair_is_no_hand_exposed():
+    table = delivered_table()
+    five = table.state.hands[5]
+    expose_bank(table)
+    table.step(3)
+    for k, i in enumerate(five):  # the second pair side by side: its face-down tile under none
+        x, y = 100.0 + 30 * (k // 2), 200.0 + (12 if k == 1 else 0)
+        x += 12.0 if k == 3 else 0.0
+        up = k != 3 and k != 1
+        table.put(
+            replace(tile(i, (x, y), "box_5", face_up=up), class_id=TILE_UP if up else TILE_DOWN)
+        )
+    table.step(12)
+    assert [e.box for e in table.of(HandExposed)] == [1]
 
 
 def test_a_hand_whose_ids_the_tracker_traded_is_exposed_from_the_tiles_in_its_box():
