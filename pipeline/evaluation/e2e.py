@@ -30,6 +30,7 @@ from pipeline.evaluation.e2e_score import (
     Observed,
     hand_membership,
     rounded_ap,
+    stakes_at_bets_close,
     summary_of,
     tracking_figures,
 )
@@ -248,6 +249,7 @@ def evaluate_clip(clip: Path, config: RunConfig, detection: DetectionEvaluator):
         "alerts": [to_dict(a) for a in seen.alerts if a.state is AlertState.OPEN],
         **round_figures(scenario["plan"], seen.events, dealt(scenario)),
         **hand_membership(scenario["plan"], seen, truth),
+        **stakes_at_bets_close(scenario["plan"], seen.events),
         "tracking": tracking_figures(frames, seen, [own, detection]),
         "detection": rounded_ap(own.summary()),
         "frames": len(seen.tracks),

@@ -20,7 +20,7 @@ from pipeline.evaluation.perception import MIN_VISIBILITY
 from pipeline.evaluation.rules import ClipRun, Score, score_clip, summarise
 from pipeline.evaluation.tracking import evaluate as tracking_scores
 from pipeline.evaluation.truth import class_id_of, reported_tiles, truth_tiles
-from pipeline.round.events import HandExposed, TableEvent
+from pipeline.round.events import HandExposed, NoMoreBets, TableEvent, WagerChanged
 from pipeline.runner import FrameResult
 from vision.geometry import UNION_EPS, iou_matrix
 from vision.metrics import DetectionEvaluator
@@ -80,6 +80,25 @@ def hand_membership(plan: dict, seen: Observed, truth: dict[int, dict]) -> dict:
                 right.add(tiles[best]["id"])
     share = round(len(right) / len(owner), 4) if owner else None
     return {"hand_membership": share, "hand_tiles_right": len(right), "hand_tiles": len(owner)}
+
+
+def stakes_at_bets_close(plan: dict, events: list[TableEvent]) -> dict:
+    """The chip stacks the monitor holds each box to have staked as "no more bets" is inferred
+    (the last WagerChanged of each box before the first NoMoreBets) against the plan's wagers,
+    one stack each, the chung's box taking none: boxes whose count is right, of the boxes
+    either holds a stake in. Nothing right when "no more bets" is never inferred."""
+    true = {int(box): 1 for box in plan["wagers"] if int(box) != plan["chung_box"]}
+    seen: dict[int, int] = {}
+    closed = False
+    for event in events:
+        if isinstance(event, NoMoreBets):
+            closed = True
+            break
+        if isinstance(event, WagerChanged):
+            seen[event.box] = event.after
+    boxes = {b for b, n in true.items() if n} | {b for b, n in seen.items() if n}
+    right = sum(closed and true.get(b, 0) == seen.get(b, 0) for b in boxes)
+    return {"stakes_right": right, "stakes_boxes": len(boxes)}
 
 
 def tracking_figures(frames, seen: Observed, evaluators: list[DetectionEvaluator]):
@@ -147,6 +166,7 @@ def summary_of(runs: list[ClipRun], clips: list[dict], detection: DetectionEvalu
         "delivery_boxes_correct": round(sum(c["delivery_boxes_ok"] for c in clips) / n, 3),
         "hand_membership": _membership(clips),
         "hand_membership_clean": _membership([c for c in clips if not c["injections"]]),
+        "stakes_correct": _share(clips, "stakes_right", "stakes_boxes"),
         "tracking_mean": {k: round(float(np.mean(v)), 4) if v else None for k, v in mean.items()},
         "detection": rounded_ap(detection.summary()),
         "detection_note": "the pipeline's boxes (gated: some carried forward from earlier "
@@ -161,8 +181,13 @@ def summary_of(runs: list[ClipRun], clips: list[dict], detection: DetectionEvalu
 
 def _membership(clips: list[dict]) -> float | None:
     """Dealt tiles exposed in their own box's hand, as a share of all dealt tiles."""
-    tiles = sum(c["hand_tiles"] for c in clips)
-    return round(sum(c["hand_tiles_right"] for c in clips) / tiles, 4) if tiles else None
+    return _share(clips, "hand_tiles_right", "hand_tiles")
+
+
+def _share(clips: list[dict], part: str, whole: str) -> float | None:
+    """The clips' ``part`` over their ``whole``, to 4 places (None when the whole is 0)."""
+    total = sum(c[whole] for c in clips)
+    return round(sum(c[part] for c in clips) / total, 4) if total else None
 
 
 def _at(summary: dict, path: str):
@@ -192,7 +217,8 @@ def _clip_line(c: dict) -> str:
         f"{c['clip']}: {alerts or 'no alert'} | dice {ok[c['dice_ok']]}, first box "
         f"{ok[c['first_box_ok']]}, delivery {ok[c['delivery_ok']]}"
         f"{'' if c['delivery_ok'] or not c['delivery_boxes_ok'] else ' (order ok)'}, hands "
-        f"{c['hand_tiles_right']}/{c['hand_tiles']} | IDF1 "
+        f"{c['hand_tiles_right']}/{c['hand_tiles']}, stakes {c['stakes_right']}/"
+        f"{c['stakes_boxes']} | IDF1 "
         f"{(c['tracking'] or {}).get('idf1')} | mAP50 {c['detection']['all']['ap50']} | "
         f"{c['fps']} frames/s"
     )
@@ -215,7 +241,8 @@ def print_report(summary: dict, clips: list[dict]) -> None:
         f"dice {s['dice_correct']}, first box {s['first_box_correct']}, delivery "
         f"{s['delivery_order_correct']} (the boxes' order alone {s['delivery_boxes_correct']}), "
         f"hand membership {s['hand_membership']} (clean "
-        f"{s['hand_membership_clean']}), IDF1 {s['tracking_mean']['idf1']}, mAP50 "
+        f"{s['hand_membership_clean']}), stakes at no more bets {s['stakes_correct']}, IDF1 "
+        f"{s['tracking_mean']['idf1']}, mAP50 "
         f"{d['all']['ap50']} (tiles down/up {d['tile_down']['ap50']}/{d['tile_up']['ap50']}), "
         f"{s['fps']} frames/s, {s['realtime']}x real time"
     )

@@ -44,6 +44,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     a hand, or misread for a moment as the dealer pays, are not chips moved."""
     chips = chips_in_boxes(view)
     chips.pop(cfg.chung_box, None)  # the chung's box takes no wagers: the plaque, not a bet
+    chips = _placed(view, memory, chips)
     counts = {box: len(stacks) for box, stacks in chips.items()}
     spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
     guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)
@@ -62,6 +63,8 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
             _keep_picture(view, memory, cfg, box)
             if box not in covered:  # the box as the bets left it, so far
                 memory.open_frames[box] = view.frame
+                if memory.phase.order < Phase.WAGERS.order and view.places is not None:
+                    memory.bare_frames[box] = view.frame  # as it lay before the bets
         for box in set(counts) | set(memory.chips_sure):
             standing = counts.get(box, 0) == memory.chips.get(box, 0)
             most = memory.chips_sure.get(box, 0) if standing else 0
@@ -99,6 +102,29 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     if memory.phase is Phase.WAGERS and not memory.no_more_bets:
         _bank_chips(view, memory, cfg.late_chip_confidence)
     return events
+
+
+def _placed(view: FrameView, memory: RoundMemory, chips: dict[int, list]) -> dict[int, list]:
+    """Once the bets are open, a box's stacks less those whose places look as they did before
+    the bets opened (``RoundMemory.bare_frames``, asked of ``FrameView.places``): the felt's
+    printed number beside the chip circle, read as a stack at up to 0.83 and coming and going,
+    is no bet, no late wager and no payout, and its flicker does not keep "no more bets" from
+    being inferred (brown_row_close/wager_after_no_more_bets_20900: inferred 1.1 s late). A
+    stack set down there changes the picture. Where the picture is not known (a recording
+    begun after the bets opened), every stack counts."""
+    if view.places is None or memory.phase.order < Phase.WAGERS.order:
+        return chips
+    out = {}
+    for box, stacks in chips.items():
+        since = memory.bare_frames.get(box)
+        kept = [
+            c
+            for c in stacks
+            if since is None or view.places.changed(box, [c.xyxy], since) is not False
+        ]
+        if kept:
+            out[box] = kept
+    return out
 
 
 def _read_amounts(chips: dict, memory: RoundMemory) -> None:

@@ -219,3 +219,20 @@ def test_an_incorrect_delivery_is_scored_against_the_deal_as_rendered():
     seen = DeliveryDone(1, 0.0, order, (4,) * 8, 7)
     assert round_figures(scenario["plan"], [seen], dealt(scenario))["delivery_ok"]
     assert not round_figures(scenario["plan"], [seen])["delivery_ok"]
+
+
+def test_the_stakes_are_scored_as_the_bets_close():
+    """Each box's stacks as "no more bets" is inferred, against the plan's one stack per
+    wagered box: a printed number counted as a second stack is wrong, a stack set down after
+    the bets closed is not a stake, the chung's box takes none; never inferred, none right."""
+    from pipeline.evaluation.e2e_score import stakes_at_bets_close
+    from pipeline.round.events import NoMoreBets, Phase, WagerChanged
+
+    def wager(box, before, after, late=False):
+        return WagerChanged(1, 0.0, box, before, after, late, Phase.WAGERS, None, None)
+
+    plan = {"wagers": {"1": ["5"], "2": ["5"], "3": ["25"], "5": ["1"]}, "chung_box": 1}
+    events = [wager(2, 0, 1), wager(3, 0, 1), wager(3, 1, 2), wager(4, 0, 1), wager(4, 1, 0)]
+    events += [wager(5, 0, 1), NoMoreBets(2, 0.1, "quiet"), wager(5, 1, 2, late=True)]
+    assert stakes_at_bets_close(plan, events) == {"stakes_right": 2, "stakes_boxes": 3}
+    assert stakes_at_bets_close(plan, events[:6])["stakes_right"] == 0

@@ -1333,6 +1333,44 @@ def test_a_stack_read_where_no_place_changed_settles_nothing_even_as_the_stream_
     assert (6, Outcome.WIN) not in [(e.box, e.outcome) for e in settled]
 
 
+class PrintedAt(Places):
+    """Places that look as they did in every picture where the felt's print lies (a spot
+    centred on ``xy``) and different anywhere else (a stack set down)."""
+
+    def __init__(self, xy) -> None:
+        super().__init__(None)
+        self.xy = xy
+
+    def changed(self, box: int, spots: list, since: int) -> bool | None:
+        self.asked.append((box, since))
+        centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in spots]
+        return any(abs(x - self.xy[0]) + abs(y - self.xy[1]) > 1.0 for x, y in centres)
+
+
+def test_a_printed_number_read_as_a_stack_is_no_bet_and_keeps_no_bets_open():
+    """brown_row_close: a box's printed number, read as a stack on and off, counted as a
+    second bet and kept "no more bets" from being inferred until after a late wager
+    (`wager_after_no_more_bets_20900`). Where it lies as it lay before the bets opened, it is
+    no stake, and its coming and going keeps nothing open."""
+    table = Table(RoundConfig(no_more_bets_quiet_s=0.8))
+    table.places = PrintedAt((200.0, 0.0))
+    printed = chip(103, "box_3", (200.0, 0.0))
+    table.put(printed, *(tile(i, (100.0 + 12 * (i // 4), 50.0), "woodpile") for i in range(32)))
+    table.step(4)  # the woodpile built, the number read as a stack all along
+    table.put(chip(100, "box_2"))  # a bet
+    table.step(2)
+    bet = table.index
+    for _ in range(5):  # the number comes and goes
+        table.drop(103)
+        table.step(2)
+        table.put(printed)
+        table.step(2)
+    (closed,) = table.of(NoMoreBets)
+    assert closed.frame - bet <= 0.8 * FPS + 1
+    bets = [(w.box, w.after) for w in table.of(WagerChanged) if w.phase is Phase.WAGERS]
+    assert [bet for bet in bets if bet[1]] == [(2, 1)]  # what lay there before is let go
+
+
 def stack_set_down_as_bets_close() -> tuple[Table, WagerChanged, int]:
     """A stack set down in box 4 with the player's hand beside it, and "no more bets" inferred
     before the hand had been gone ``wager_reach_s``: the table, the stack's WagerChanged, and
