@@ -10,7 +10,9 @@ truth marks blind fed as the video has them, for the health check to find), then
 Scored against the scenario's truth with the offline evaluators' own code: alerts
 (``evaluate_rules``: per kind recall, precision, latency from the irregularity's start, and
 here medians; false alerts per clean round and in all); dice, first box and delivery order
-(as ``evaluate_perception``); tile IDF1, MOTA, HOTA outside the wash (``evaluate_tracking``);
+(as ``evaluate_perception``); hand membership (each played hand's tiles exposed as its box's);
+the stakes as "no more bets" is inferred (each box's stacks then against the plan's one stack per
+wager); tile IDF1, MOTA, HOTA outside the wash (``evaluate_tracking``);
 AP50 and AP50-95 per class (``vision.metrics``, as ``evaluate_models``) on 1 frame in
 ``--map-every`` against objects at least 30% visible, of the boxes the pipeline produced (gated:
 some carried forward; above the operating confidence: what the monitor sees, not the model's
