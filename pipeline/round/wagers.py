@@ -117,14 +117,36 @@ def _placed(view: FrameView, memory: RoundMemory, chips: dict[int, list]) -> dic
     out = {}
     for box, stacks in chips.items():
         since = memory.bare_frames.get(box)
-        kept = [
-            c
-            for c in stacks
-            if since is None or view.places.changed(box, [c.xyxy], since) is not False
-        ]
+        kept = []
+        for chip in stacks:
+            place = _apart(chip.xyxy, [c.xyxy for c in stacks if c is not chip])
+            if (
+                since is None
+                or place is None
+                or view.places.changed(box, [place], since) is not False
+            ):
+                kept.append(chip)
         if kept:
             out[box] = kept
     return out
+
+
+def _apart(spot, others, least: float = 0.25):
+    """The part of box ``spot`` that none of the boxes ``others`` overlaps, cut away on one
+    side each (the side leaving most of it): a printed number read beside a stack that covers
+    part of its box is judged by the felt beside the stack. None when less than ``least`` of
+    it is left."""
+    x1, y1, x2, y2 = spot
+    area = (x2 - x1) * (y2 - y1)
+    for a, b, c, d in others:
+        if a >= x2 or c <= x1 or b >= y2 or d <= y1:
+            continue
+        parts = [(x1, y1, a, y2), (c, y1, x2, y2), (x1, y1, x2, b), (x1, d, x2, y2)]
+        parts = [p for p in parts if p[2] > p[0] and p[3] > p[1]]
+        if not parts:
+            return None
+        x1, y1, x2, y2 = max(parts, key=lambda p: (p[2] - p[0]) * (p[3] - p[1]))
+    return (x1, y1, x2, y2) if area > 0 and (x2 - x1) * (y2 - y1) >= least * area else None
 
 
 def _read_amounts(chips: dict, memory: RoundMemory) -> None:

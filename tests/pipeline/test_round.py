@@ -1371,6 +1371,17 @@ def test_a_printed_number_read_as_a_stack_is_no_bet_and_keeps_no_bets_open():
     assert [bet for bet in bets if bet[1]] == [(2, 1)]  # what lay there before is let go
 
 
+def test_a_printed_number_beside_a_stack_is_judged_by_the_felt_beside_it():
+    """brown_row_close/wager_after_no_more_bets_20900: the number's box overlaps the stack set
+    down beside it, whose chips changed the number's place; only the part of its box no other
+    stack covers is held against the picture from before the bets."""
+    from pipeline.round.wagers import _apart
+
+    assert _apart((535, 718, 591, 765), [(574, 700, 631, 761)]) == (535, 718, 574, 765)
+    assert _apart((0, 0, 10, 10), [(20, 20, 30, 30)]) == (0, 0, 10, 10)
+    assert _apart((0, 0, 10, 10), [(0, 0, 10, 9)]) is None  # too little left: not known
+
+
 def stack_set_down_as_bets_close() -> tuple[Table, WagerChanged, int]:
     """A stack set down in box 4 with the player's hand beside it, and "no more bets" inferred
     before the hand had been gone ``wager_reach_s``: the table, the stack's WagerChanged, and
