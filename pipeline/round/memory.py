@@ -46,6 +46,12 @@ class RoundConfig:
     # believed only if that many are detected with this confidence (fewer: only if even the
     # doubtful detections are gone); higher: fewer misread felt or tiles taken for a late
     # wager, but a late stack the detector is unsure of goes unreported
+    furniture_hand_s: float | None = 5.0  # a "hand" lying where it was first seen this round,
+    # never moving, this long covers no box: the felt's printed outlines read as an arm
+    # (two_rows_wine: three over the near row from the first frame to the last, 0.34-0.68,
+    # holding its boxes "covered" and "no more bets" from being inferred); higher: an arm
+    # resting still longer still hides the chips under it, lower: such an arm's chips, hidden,
+    # read as gone sooner (then taken silently, never an alert); None: every hand covers
     cover_margin: float = 0.25  # a hand covers a chip stack when their boxes overlap, the
     # hand's grown by this fraction of its long side; higher: fewer chips hidden at a hand's
     # edge taken for gone, but a late wager placed right beside a hand is seen later
@@ -234,6 +240,12 @@ class RoundMemory:
     # "no more bets": stacks beyond it were never sure, so their going is no wager taken
     chips_sure: dict[int, int] = field(default_factory=dict)
     covered_s: dict[int, float] = field(default_factory=dict)  # box -> last seen under a hand
+    # hand track -> its box and time when first seen this round, and when last seen; hands
+    # seen to move since, or to go and come back
+    hand_first: dict[int, tuple[tuple[float, float, float, float], float, float]] = field(
+        default_factory=dict
+    )
+    hands_moved: set[int] = field(default_factory=set)
     reaching_s: float = float("-inf")  # a hand last seen over a box while bets were open
     throw: Throw | None = None
     die_rests: dict[int, DieRest] = field(default_factory=dict)  # die id -> how it lies
@@ -347,6 +359,7 @@ def covered_boxes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> set
     """Boxes a hand or arm seen this frame lies over: the box is its zone, or it overlaps
     where the box's chips were last seen (grown by ``cover_margin``)."""
     hands = [t for t in view.of_kind("hand") if t.last_seen_frame == view.frame]
+    hands = [t for t in hands if not _furniture(view, memory, cfg, t)]
     covered = {box for t in hands if (box := box_of(t.zone)) is not None}
     for t in hands:
         x1, y1, x2, y2 = t.xyxy
@@ -356,6 +369,31 @@ def covered_boxes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> set
             if any(a < x2 and x1 < c and b < y2 and y1 < d for a, b, c, d in spots):
                 covered.add(box)
     return covered
+
+
+FURNITURE_IOU = 0.7  # a hand's box overlapping its first this much has not moved
+FURNITURE_GAP_S = 1.0  # a hand out of sight this long came back: a hand, not the felt
+
+
+def _furniture(view: FrameView, memory: RoundMemory, cfg: RoundConfig, hand: Track) -> bool:
+    """A "hand" that has lain where it was first seen this round (its box at
+    ``FURNITURE_IOU`` of its first), in sight and never moving, for ``furniture_hand_s``."""
+    first, since, last = memory.hand_first.get(hand.track_id, (hand.xyxy, view.time_s, 0.0))
+    gone = hand.track_id in memory.hand_first and view.time_s - last > FURNITURE_GAP_S
+    memory.hand_first[hand.track_id] = (first, since, view.time_s)
+    if gone:
+        memory.hands_moved.add(hand.track_id)
+    if cfg.furniture_hand_s is None or hand.track_id in memory.hands_moved:
+        return False
+    a, b = first, hand.xyxy
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    inter = max(w, 0.0) * max(h, 0.0)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    if union <= 0 or inter / union < FURNITURE_IOU:
+        memory.hands_moved.add(hand.track_id)
+        return False
+    return view.time_s - since >= cfg.furniture_hand_s
 
 
 def snapshot(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> TableState:

@@ -1382,6 +1382,31 @@ def test_a_printed_number_beside_a_stack_is_judged_by_the_felt_beside_it():
     assert _apart((0, 0, 10, 10), [(0, 0, 10, 9)]) is None  # too little left: not known
 
 
+def test_a_hand_that_never_moves_is_the_felts_print_and_covers_nothing():
+    """two_rows_wine/hand_exposed_by_dealer_20200: three "hands" over the near row's empty
+    felt from the first frame to the last (the printed outlines read as arms) held its boxes
+    covered, and a hand over a box not bet keeps the bets open: "no more bets" was never
+    inferred from the quiet. One that lay where it was first seen, never moving, for
+    `furniture_hand_s` covers nothing; one that moved is a hand again."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(hand(900, (30.0, 20.0), "box_3"))  # over box 3, never moving
+    table.put(chip(100, "box_2"))
+    table.step(8)
+    assert table.of(NoMoreBets) == []  # a hand over a box not bet: still betting
+    table.step(24)  # furniture_hand_s (5 s) after it was first seen, then the quiet
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+
+
+def test_a_hand_that_moved_keeps_covering_however_still_it_lies_later():
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(hand(900, (30.0, 20.0), "box_3"))
+    table.put(chip(100, "box_2"))
+    table.step(2)
+    table.put(hand(900, (70.0, 20.0), "box_3"))  # it moves, then lies still
+    table.step(30)
+    assert table.of(NoMoreBets) == []
+
+
 def stack_set_down_as_bets_close() -> tuple[Table, WagerChanged, int]:
     """A stack set down in box 4 with the player's hand beside it, and "no more bets" inferred
     before the hand had been gone ``wager_reach_s``: the table, the stack's WagerChanged, and
