@@ -96,7 +96,7 @@ def stakes_at_bets_close(plan: dict, events: list[TableEvent]) -> dict:
             break
         if isinstance(event, WagerChanged):
             seen[event.box] = event.after
-    boxes = {b for b, n in true.items() if n} | {b for b, n in seen.items() if n}
+    boxes = set(true) | {b for b, n in seen.items() if n}
     right = sum(closed and true.get(b, 0) == seen.get(b, 0) for b in boxes)
     return {"stakes_right": right, "stakes_boxes": len(boxes)}
 

@@ -25,6 +25,8 @@ from __future__ import annotations
 from collections import Counter
 from math import inf
 
+import numpy as np
+
 from paigow.dice import BOX_COUNT, step_box
 from pipeline.round.events import (
     BoxSettled,
@@ -38,6 +40,7 @@ from pipeline.round.events import (
 )
 from pipeline.round.memory import Exposing, RoundConfig, RoundMemory
 from pipeline.round.tracks import FrameView, rank_pairs, split_pairs
+from vision.geometry import cover_matrix
 from vision.types import Track
 
 WORK_AREA = "work_area"
@@ -251,7 +254,7 @@ def _partly_seen(
         and _each_under([t for t in seen if t.face_up is not True], up, cfg.under_share)
         and view.still(list(shown))
     )
-    if len(up) == HAND_TILES or not partly:
+    if not partly:
         memory.partly_seen_s.pop(box, None)
         return None
     since = memory.partly_seen_s.setdefault(box, view.time_s)
@@ -261,21 +264,16 @@ def _partly_seen(
 def _each_under(down: list[Track], up: list[Track], share: float) -> bool:
     """Whether each of the ``down`` tiles lies under its own one of the ``up`` tiles: at least
     ``share`` of its box is covered by that tile's."""
-    free = list(up)
-    for tile in down:
-        over = [t for t in free if _covered_share(tile.xyxy, t.xyxy) >= share]
+    if not down:
+        return True
+    covered = cover_matrix(np.array([t.xyxy for t in down]), np.array([t.xyxy for t in up]))
+    free = set(range(len(up)))
+    for row in covered:
+        over = [k for k in free if row[k] >= share]
         if not over:
             return False
-        free.remove(max(over, key=lambda t: _covered_share(tile.xyxy, t.xyxy)))
+        free.remove(max(over, key=lambda k: row[k]))
     return True
-
-
-def _covered_share(under, over) -> float:
-    """The share of box ``under``'s area that box ``over`` covers."""
-    w = min(under[2], over[2]) - max(under[0], over[0])
-    h = min(under[3], over[3]) - max(under[1], over[1])
-    area = (under[2] - under[0]) * (under[3] - under[1])
-    return max(w, 0.0) * max(h, 0.0) / area if area > 0 else 0.0
 
 
 def _seen_in(view: FrameView, zone: str) -> list[Track]:

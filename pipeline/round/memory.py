@@ -10,8 +10,11 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from pipeline.round.events import GroupDelivered, Outcome, Phase, PhaseChanged, TableState
 from pipeline.round.tracks import FrameView
+from vision.geometry import iou_matrix
 from vision.types import Track
 
 BOX_PREFIX = "box_"
@@ -385,12 +388,7 @@ def _furniture(view: FrameView, memory: RoundMemory, cfg: RoundConfig, hand: Tra
         memory.hands_moved.add(hand.track_id)
     if cfg.furniture_hand_s is None or hand.track_id in memory.hands_moved:
         return False
-    a, b = first, hand.xyxy
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    inter = max(w, 0.0) * max(h, 0.0)
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    if union <= 0 or inter / union < FURNITURE_IOU:
+    if iou_matrix(np.array([first]), np.array([hand.xyxy]))[0, 0] < FURNITURE_IOU:
         memory.hands_moved.add(hand.track_id)
         return False
     return view.time_s - since >= cfg.furniture_hand_s
