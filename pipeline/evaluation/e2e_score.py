@@ -87,7 +87,7 @@ def stakes_at_bets_close(plan: dict, events: list[TableEvent]) -> dict:
     (the last WagerChanged of each box before the first NoMoreBets) against the plan's wagers,
     one stack each, the chung's box taking none: boxes whose count is right, of the boxes
     either holds a stake in. Nothing right when "no more bets" is never inferred."""
-    true = {int(box): 1 for box in plan["wagers"] if int(box) != plan["chung_box"]}
+    true = {int(box): 1 for box in plan.get("wagers", {}) if int(box) != plan["chung_box"]}
     seen: dict[int, int] = {}
     closed = False
     for event in events:

@@ -49,8 +49,9 @@ class RoundConfig:
     # believed only if that many are detected with this confidence (fewer: only if even the
     # doubtful detections are gone); higher: fewer misread felt or tiles taken for a late
     # wager, but a late stack the detector is unsure of goes unreported
-    furniture_hand_s: float | None = 5.0  # a "hand" lying where it was first seen this round,
-    # never moving, this long covers no box: the felt's printed outlines read as an arm
+    furniture_hand_s: float | None = 5.0  # while the bets are open, a "hand" lying where it
+    # was first seen this round, never moving, this long covers no box: the felt's printed
+    # outlines read as an arm
     # (two_rows_wine: three over the near row from the first frame to the last, 0.34-0.68,
     # holding its boxes "covered" and "no more bets" from being inferred); higher: an arm
     # resting still longer still hides the chips under it, lower: such an arm's chips, hidden,
@@ -360,9 +361,13 @@ def money(stacks: list[Track]) -> int | None:
 
 def covered_boxes(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> set[int]:
     """Boxes a hand or arm seen this frame lies over: the box is its zone, or it overlaps
-    where the box's chips were last seen (grown by ``cover_margin``)."""
+    where the box's chips were last seen (grown by ``cover_margin``). While the bets are open,
+    a "hand" that never moved for ``furniture_hand_s`` covers nothing (:func:`_furniture`);
+    after they close every hand covers: a real arm resting still over a box, no longer
+    counted as cover, would make the chips it hides look taken, by a hand just gone."""
     hands = [t for t in view.of_kind("hand") if t.last_seen_frame == view.frame]
-    hands = [t for t in hands if not _furniture(view, memory, cfg, t)]
+    if not memory.no_more_bets:  # after, a still arm may hide chips: unknown, as ever
+        hands = [t for t in hands if not _furniture(view, memory, cfg, t)]
     covered = {box for t in hands if (box := box_of(t.zone)) is not None}
     for t in hands:
         x1, y1, x2, y2 = t.xyxy

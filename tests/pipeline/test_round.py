@@ -1397,6 +1397,20 @@ def test_a_hand_that_never_moves_is_the_felts_print_and_covers_nothing():
     assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
 
 
+def test_an_arm_resting_still_after_the_bets_closed_still_hides_the_chips():
+    """Only while the bets are open is a hand that never moves taken for the felt: after they
+    close, an arm resting still over a box hides its chips, and their not being seen is no
+    wager taken, however long it rests."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(6)
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table.put(hand(900, (10.0, 10.0), "box_2"))  # an arm set down over the stack
+    table.drop(100)
+    table.step(40)  # 8 s, never moving
+    assert [w for w in table.of(WagerChanged) if w.after_no_more_bets] == []
+
+
 def test_a_hand_that_moved_keeps_covering_however_still_it_lies_later():
     table = woodpile_table(no_more_bets_quiet_s=0.8)
     table.put(hand(900, (30.0, 20.0), "box_3"))
