@@ -168,8 +168,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="no felt balance (vision.felt): the network alone",
     )
+    p.add_argument(
+        "--felt-spread",
+        type=float,
+        help="the felt balance's spread_sigmas (vision.felt.FeltConfig), to compare settings",
+    )
     args = p.parse_args(argv)
     config = DetectorConfig(threads=2, model=args.detector)
+    if args.felt_spread is not None and config.felt is not None:
+        config = replace(config, felt=replace(config.felt, spread_sigmas=args.felt_spread))
     if args.no_felt:
         config = replace(config, felt=None)
     detector = Detector(config, models_dir=args.models)

@@ -144,6 +144,7 @@ def _cache_file(clip: Path, config: RunConfig) -> Path | None:
     sources = [
         root / "models" / "manifest.json",
         root / "pipeline" / "runner.py",  # how frames reach the models (the table view)
+        root / "pipeline" / "live" / "health.py",  # the camera check (its events are replayed)
         *sorted(
             p
             for p in (root / "vision").rglob("*.py")

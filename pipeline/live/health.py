@@ -41,6 +41,12 @@ class HealthConfig:
     # before the feed counts as frozen (25 repeats at 25 fps, 12 at the review's 1 frame in
     # 2: the same wait whatever share of frames is looked at); lower: faster alerts, more
     # false ones on a still table
+    refresh_frames: int = 3  # changed frames in a row that leave a run of repeats going when
+    # a repeat follows them: a recorder re-encoding a frozen picture refreshes it once a
+    # group of pictures (MPEG-4 Part 2 at 1-2 Mbit/s: by up to 3.8 grey levels, over 1-3
+    # frames, every 12). Higher: a freeze is found through longer refreshes, but a live
+    # table whose encoder repeats frames exactly between bursts of change could pass for
+    # frozen; 0: any change ends the run
     restore_diff_min: float = 0.5  # while lost, the mean grey-level change a frame needs to
     # count as live again (above frozen_diff_max: an encoder refining a repeated picture is
     # not a live feed); higher: fewer false restorations, but a still table after a real
@@ -163,6 +169,7 @@ class FrameHealth:
         self._previous: np.ndarray | None = None
         self._blank = FrameRun()
         self._frozen = FrameRun()
+        self._refreshing = 0  # changed frames in a row inside a run of repeats (refresh_frames)
         self._moved = False  # the picture has changed at least once
         self._changed_s = 0.0  # time of the last frame that was not a repeat
         self._previous_seen = False
@@ -197,9 +204,15 @@ class FrameHealth:
         # a feed is frozen only once it has been seen live: a still table at start-up (a
         # rendered clip's opening has no sensor noise) is not a frozen camera
         repeat = self._moved and step <= cfg.frozen_diff_max and not blank
-        self._frozen.extend(repeat, frame, time_s)
-        if not repeat:
-            self._changed_s = time_s
+        refresh = not repeat and not blank and self._frozen.count > 0
+        if refresh and self._refreshing < cfg.refresh_frames:
+            self._refreshing += 1  # perhaps the encoder refreshing a frozen picture: the run
+            # holds while a repeat may follow
+        else:
+            self._refreshing = 0
+            self._frozen.extend(repeat, frame, time_s)
+            if not repeat:
+                self._changed_s = time_s
         problem, since = self._verdict(blank or step < cfg.restore_diff_min)
         return self._watch.update(frame, time_s, problem, since)
 
@@ -210,6 +223,7 @@ class FrameHealth:
         is lost at once, dated here; the next picture is judged afresh."""
         self._previous = None
         self._blank, self._frozen = FrameRun(), FrameRun()
+        self._refreshing = 0
         return self._watch.update(frame, time_s, reason)
 
     def _sample(self, image: np.ndarray) -> np.ndarray:

@@ -42,7 +42,7 @@ FAMILIES = family_names()
 LOOKS_SAMPLED = 40
 # zones that must be in the picture (the monitor needs them); the rail may leave it
 IN_FRAME_ZONES = ("woodpile", "dice_area", "float_tray", "work_area")
-DEALER_SIDE = ("dealer_side_slate", "black_gold_row_dealer")
+DEALER_SIDE = ("dealer_side_slate", "black_gold_row_dealer", "red_dealer_mpeg4")
 # hue (degrees) and saturation that make a felt "teal", and how much red tops a "maroon" tile
 TEAL_HUE_DEG, TEAL_MIN_SATURATION = (170.0, 192.0), 0.4
 MAROON_RED_EXCESS = 30
