@@ -44,8 +44,9 @@ class HealthConfig:
     refresh_frames: int = 3  # changed frames in a row that leave a run of repeats going when
     # a repeat follows them: a recorder re-encoding a frozen picture refreshes it once a
     # group of pictures (MPEG-4 Part 2 at 1-2 Mbit/s: by up to 3.8 grey levels, over 1-3
-    # frames, every 12). Higher: a freeze is found through longer refreshes, but a live
-    # table whose encoder repeats frames exactly between bursts of change could pass for
+    # frames, every 12). After a freeze the restoration is told this many frames late, dated
+    # to the first changed frame. Higher: a freeze is found through longer refreshes, but a
+    # live table whose encoder repeats frames exactly between bursts of change could pass for
     # frozen; 0: any change ends the run
     restore_diff_min: float = 0.5  # while lost, the mean grey-level change a frame needs to
     # count as live again (above frozen_diff_max: an encoder refining a repeated picture is
@@ -114,10 +115,12 @@ class FrameRun:
 class CameraWatch:
     """Per-frame verdicts in, :class:`CameraLost` / :class:`CameraRestored` out, once each.
 
-    ``update(frame, time_s, problem, since)`` once per frame: ``problem`` is None for a usable
-    frame, else the reason; ``since`` the (frame, time) the problem began, when earlier than
-    this frame. The loss is dated to its start; the restoration to the first of
-    ``restore_frames`` usable frames in a row.
+    ``update(frame, time_s, problem, since, live_since)`` once per frame: ``problem`` is None
+    for a usable frame, else the reason; ``since`` the (frame, time) the problem began, when
+    earlier than this frame; ``live_since`` (frame, time, count): the ``count`` frames before
+    this one, from that frame on, were usable though judged when they came as still lost (held
+    back as a possible refresh of a frozen picture). The loss is dated to its start; the
+    restoration to the first of ``restore_frames`` usable frames in a row.
     """
 
     def __init__(self, restore_frames: int = 1) -> None:
@@ -139,8 +142,13 @@ class CameraWatch:
         time_s: float,
         problem: str | None,
         since: tuple[int, float] | None = None,
+        live_since: tuple[int, float, int] | None = None,
     ) -> list[CameraLost | CameraRestored]:
         self._good.extend(problem is None, frame, time_s)
+        if live_since is not None and problem is None and self._good.count == 1:
+            first, first_s, held = live_since  # frames held back as a possible refresh were
+            self._good.frame, self._good.time_s = first, first_s  # live: the usable run
+            self._good.count += held  # began at the first of them
         if self._lost is None:
             if problem is None:
                 return []
@@ -170,6 +178,7 @@ class FrameHealth:
         self._blank = FrameRun()
         self._frozen = FrameRun()
         self._refreshing = 0  # changed frames in a row inside a run of repeats (refresh_frames)
+        self._refresh_start = (0, 0.0)  # the first of them
         self._moved = False  # the picture has changed at least once
         self._changed_s = 0.0  # time of the last frame that was not a repeat
         self._previous_seen = False
@@ -205,16 +214,21 @@ class FrameHealth:
         # rendered clip's opening has no sensor noise) is not a frozen camera
         repeat = self._moved and step <= cfg.frozen_diff_max and not blank
         refresh = not repeat and not blank and self._frozen.count > 0
+        live_since = None
         if refresh and self._refreshing < cfg.refresh_frames:
+            if not self._refreshing:
+                self._refresh_start = (frame, time_s)
             self._refreshing += 1  # perhaps the encoder refreshing a frozen picture: the run
             # holds while a repeat may follow
         else:
+            if self._refreshing and not repeat:  # no refresh: the picture changed from the
+                live_since = (*self._refresh_start, self._refreshing)  # first of those frames
             self._refreshing = 0
             self._frozen.extend(repeat, frame, time_s)
             if not repeat:
                 self._changed_s = time_s
         problem, since = self._verdict(blank or step < cfg.restore_diff_min)
-        return self._watch.update(frame, time_s, problem, since)
+        return self._watch.update(frame, time_s, problem, since, live_since)
 
     def no_picture(
         self, frame: int, time_s: float, reason: str

@@ -171,8 +171,8 @@ def test_a_recorder_refreshing_a_frozen_picture_every_group_of_pictures_keeps_it
     assert (lost.frame, lost.reason) == (5, FROZEN)  # dated to the first repeat
     n = feed.index
     assert feed.show(live(60), live(61), live(62)) == []  # perhaps one more refresh
-    (back,) = feed.show(live(63))  # a fourth changed frame: live again
-    assert isinstance(back, CameraRestored) and back.frame == n + 3
+    (back,) = feed.show(live(63))  # a fourth changed frame: live again, since the first
+    assert isinstance(back, CameraRestored) and (back.frame, back.time_s) == (n, n / FPS)
     assert feed.show(*(live(70 + i) for i in range(10))) == []
 
 
