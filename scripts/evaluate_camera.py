@@ -56,17 +56,16 @@ def check_round(folder: Path) -> dict:
     lost = [e.frame for e in events if isinstance(e, CameraLost)]
     restored = [e.frame for e in events if isinstance(e, CameraRestored)]
 
-    def within(frame: int) -> bool:
-        return any(start - EARLY_FRAMES <= frame <= end for start, end in truth)
+    def near(frame: int, interval: tuple[int, int]) -> bool:
+        return interval[0] - EARLY_FRAMES <= frame <= interval[1]
 
-    found = [t for t in truth if any(t[0] - EARLY_FRAMES <= f <= t[1] for f in lost)]
     return {
         "round": f"{folder.parent.name}/{folder.name}",
         "truth": truth,
         "lost": lost,
         "restored": restored,
-        "found": len(found),
-        "false": sum(not within(f) for f in lost),
+        "found": sum(any(near(f, t) for f in lost) for t in truth),
+        "false": sum(not any(near(f, t) for t in truth) for f in lost),
     }
 
 

@@ -15,15 +15,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.felt import (
-    BackConfig,
-    FeltBalance,
-    FeltConfig,
-    TileBacks,
-    felt_colour,
-    felt_spread,
-    shifted,
-)
+from vision.felt import BackConfig, FeltBalance, FeltConfig, TileBacks, felt_colour, shifted
 from vision.geometry import UNION_EPS, iou_matrix
 from vision.onnx import MODELS_DIR, ModelError, OnnxModel
 from vision.refine import refine_bright_box
@@ -289,11 +281,7 @@ class Detector:
         if self.felt is None and self.backs is None:
             return part
         felt_bgr = felt_colour(image, self.config.felt or FeltConfig())
-        felt = None
-        if self.felt is not None:
-            cfg = self.felt.config
-            spread = felt_spread(image, felt_bgr, cfg) if cfg.spread_sigmas else 0.0
-            felt = self.felt.shift_for_colour(felt_bgr, spread)
+        felt = self.felt.shift_for(image, felt_bgr) if self.felt is not None else None
         backs = self.backs.shift(felt_bgr) if self.backs is not None else None
         return shifted(part, (felt, backs))
 

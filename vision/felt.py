@@ -34,7 +34,7 @@ True
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -189,18 +189,23 @@ class FeltBalance:
         self.config = config or FeltConfig()
         self.trained = _Trained(trained_bgr, self.config.lightness_weight, "FeltBalance", "felt")
 
-    def shift_for(self, image: np.ndarray) -> FeltShift | None:
-        """How to balance ``image`` (full frame, BGR): None when its felt is a trained one."""
-        felt_bgr = felt_colour(image, self.config)
-        spread = felt_spread(image, felt_bgr, self.config) if self.config.spread_sigmas else 0.0
-        return self.shift_for_colour(felt_bgr, spread)
-
-    def shift_for_colour(self, felt_bgr: np.ndarray, spread: float = 0.0) -> FeltShift | None:
-        """The same for a felt of colour ``felt_bgr`` (:func:`felt_colour`) that varies by
-        ``spread`` (:func:`felt_spread`)."""
+    def shift_for(self, image: np.ndarray, felt_bgr: np.ndarray | None = None) -> FeltShift | None:
+        """How to balance ``image`` (full frame, BGR): None when its felt is a trained one.
+        ``felt_bgr``: its felt's colour where already measured (:func:`felt_colour`). The
+        weight is widened to the felt's own spread (``spread_sigmas``), measured only for a
+        felt that is moved."""
         cfg = self.config
-        sigma = max(cfg.sigma, cfg.spread_sigmas * spread)
-        return self.trained.onto_nearest(felt_bgr, cfg.known_distance, cfg.ramp, sigma)
+        felt_bgr = felt_colour(image, cfg) if felt_bgr is None else felt_bgr
+        shift = self.shift_for_colour(felt_bgr)
+        if shift is None or not cfg.spread_sigmas:
+            return shift
+        spread = felt_spread(image, felt_bgr, cfg)
+        return replace(shift, sigma=max(cfg.sigma, cfg.spread_sigmas * spread))
+
+    def shift_for_colour(self, felt_bgr: np.ndarray) -> FeltShift | None:
+        """The same for a felt of colour ``felt_bgr`` (:func:`felt_colour`), at ``sigma``."""
+        cfg = self.config
+        return self.trained.onto_nearest(felt_bgr, cfg.known_distance, cfg.ramp, cfg.sigma)
 
     def apply(self, image: np.ndarray, shift: FeltShift | None) -> np.ndarray:
         """``image (H, W, 3)`` uint8 BGR (any part or scale of the frame ``shift`` is for),
