@@ -115,13 +115,19 @@ def delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tab
             memory.join_group(box, move.track_id)
             continue
         events += memory.close_group()
+        # a tile come before a group already begun, seen at rest only after it (out of sight
+        # most of the way, under the dealer's arm): when it came is known from one sighting,
+        # its group's place is assumed (red_dealer_mpeg4/tile_tracking_risk_20400: a box's
+        # tile seen once as it was dealt, then again 3.4 s later, read as dealt last)
+        late = move.time_s < memory.latest_group_s
+        memory.latest_group_s = max(memory.latest_group_s, move.time_s)
         memory.group = OpenGroup(
             box,
             [move.track_id],
             move.frame,
             move.time_s,
             move.time_s,
-            order_seen=move.frame not in assumed,
+            order_seen=move.frame not in assumed and not late,
         )
     if memory.group and view.time_s - memory.group.last_s > cfg.group_gap_s:
         events += memory.close_group()

@@ -146,6 +146,9 @@ class Throw:
     # a die of it not read tipped is unread now too: a picture too poor to read dice, where a
     # die read tipped is doubt, not evidence
     blurred: bool = False
+    # when more dice than a throw has last rested together in the area (a die the detector
+    # sees on the print, or twice): which three are the throw is not known until it passes
+    crowded_s: float = float("-inf")
 
 
 @dataclass
@@ -261,6 +264,7 @@ class RoundMemory:
     group: OpenGroup | None = None
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
     order_unseen: set[int] = field(default_factory=set)  # boxes whose group's place is assumed
+    latest_group_s: float = float("-inf")  # when the latest group begun came (its first tile)
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
     # tile id -> the zone it was last seen in, and when
     last_zone: dict[int, tuple[str, float]] = field(default_factory=dict)

@@ -36,6 +36,8 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
     if throw is None or throw.reported:
         return []
     waited_s = view.time_s - throw.since_s
+    if view.time_s - throw.crowded_s < cfg.dice_hold_s:
+        return []  # more dice than a throw has, lately: read once three alone have held
     if None in throw.values:
         if waited_s < cfg.dice_unread_s:
             return []
@@ -125,6 +127,9 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
         (t for t in seen if newest - rests[t.track_id].since_s <= cfg.throw_window_s),
         key=lambda t: t.track_id,
     )  # the throw's: a die lying in the dice area from before is none of them
+    read = [t for t in dice if t.die_value is not None or t.face == DIE_TIPPED]
+    if len(dice) > DICE_COUNT == len(read):  # a die nothing was ever read of gives way
+        dice = read  # to three read ones (std9/camera_lost_20600: a die cut by the frame's edge)
     if len(dice) < DICE_COUNT:  # no throw (the cup took the dice): what was read is past
         memory.throw = None
         for rest in memory.die_rests.values():
@@ -139,6 +144,8 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     elif memory.throw.values != values and not (memory.throw.reported and None in values):
         # changed before it was read, or a new readable throw after one was reported
         memory.throw = Throw(values, view.frame, view.time_s)
+    if len(dice) > DICE_COUNT:  # which three are the throw is not known: wait
+        memory.throw.crowded_s = view.time_s
     throw = dice[:DICE_COUNT]
     memory.throw.tipped = any(t.face == DIE_TIPPED for t in throw)  # seen so now
     memory.throw.blurred = any(

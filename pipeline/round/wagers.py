@@ -45,9 +45,11 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     chips = chips_in_boxes(view)
     chips.pop(cfg.chung_box, None)  # the chung's box takes no wagers: the plaque, not a bet
     chips = _placed(view, memory, chips)
+    guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)
+    if guarded:
+        chips = _off_tiles(view, memory, chips)
     counts = {box: len(stacks) for box, stacks in chips.items()}
     spots = {box: [c.xyxy for c in stacks] for box, stacks in chips.items()}
-    guarded = memory.no_more_bets  # wagers placed: a change must hold, uncovered (payouts too)
     floor = cfg.late_chip_confidence
     sure = {box: sum(c.confidence >= floor for c in stacks) for box, stacks in chips.items()}
     if guarded:
@@ -129,6 +131,31 @@ def _placed(view: FrameView, memory: RoundMemory, chips: dict[int, list]) -> dic
         if kept:
             out[box] = kept
     return out
+
+
+def _off_tiles(view: FrameView, memory: RoundMemory, chips: dict[int, list]) -> dict[int, list]:
+    """A box's stacks less those lying on a tile the round still holds (its track, seen or not
+    this frame) and not where the box's stacks were believed to lie: a tile does not turn into
+    chips. A dark-backed tile dealt into a box, seen from over the dealer's shoulder, is read as
+    a chip stack at 0.7-0.8 once its own detection fades (red_dealer_mpeg4/clean_10001: a late
+    wager in a clean round). A believed stack a tile comes to lie on is :func:`_under_tiles`'s:
+    hidden, not taken."""
+    tiles = [t.xyxy for t in view.of_kind("tile")]
+    if not tiles:
+        return chips
+    out = {}
+    for box, stacks in chips.items():
+        believed = memory.chip_spots.get(box, [])
+        kept = [c for c in stacks if _centre_in(c.xyxy, believed) or not _centre_in(c.xyxy, tiles)]
+        if kept:
+            out[box] = kept
+    return out
+
+
+def _centre_in(xyxy, boxes) -> bool:
+    """Whether the centre of ``xyxy`` lies in any of ``boxes``."""
+    x, y = (xyxy[0] + xyxy[2]) / 2, (xyxy[1] + xyxy[3]) / 2
+    return any(a <= x <= c and b <= y <= d for a, b, c, d in boxes)
 
 
 def _apart(spot, others, least: float = 0.25):
@@ -311,10 +338,7 @@ def _under_tiles(view: FrameView, memory: RoundMemory, seen: dict[int, int]) -> 
         missing = before - seen.get(box, 0)
         if missing <= 0 or not tiles:
             continue
-        hidden = sum(
-            any(a <= (x1 + x2) / 2 <= c and b <= (y1 + y2) / 2 <= d for a, b, c, d in tiles)
-            for x1, y1, x2, y2 in memory.chip_spots.get(box, [])
-        )
+        hidden = sum(_centre_in(spot, tiles) for spot in memory.chip_spots.get(box, []))
         if hidden >= missing:
             out.add(box)
     return out
