@@ -6,7 +6,7 @@ import numpy as np
 
 from vision.dice_finder import DiceFinder, DiceFinderConfig
 from vision.faces import FACE_CLASSES
-from vision.types import CHIP, DIE, HAND, Detections
+from vision.types import CHIP, DIE, HAND, TILE_UP, Detections
 
 TILE_PX = 68.0  # a die's side is then 17 px
 FELT = (30, 30, 150)
@@ -116,6 +116,21 @@ def test_a_weak_chip_does_not_hide_a_die_and_a_sure_one_does():
         chip = Detections.from_arrays([[x - 12, y - 12, x + 12, y + 12]], [CHIP], [chip_confidence])
         found = DiceFinder(AREA, TILE_PX, die_value_reader())(table(), chip)
         assert (found.class_id == DIE).sum() == dice
+
+
+def test_a_tile_read_over_the_dice_hides_no_die_in_the_area_but_does_outside_it():
+    """No tile lies in the dice area: a tile read there is dice and the print seen as one
+    (red_dealer_mpeg4/clean_10000: dark dice beside the "DICE" lettering read as a face-up
+    tile at 0.85). Centred outside the area (the grown area's edge), a sure tile hides what
+    lies under it as a chip does."""
+    x, y, _ = DICE_AT[0]
+    inside = Detections.from_arrays([[x - 14, y - 20, x + 14, y + 30]], [TILE_UP], [0.85])
+    found = DiceFinder(AREA, TILE_PX, die_value_reader())(table(), inside)
+    assert (found.class_id == DIE).sum() == 3
+    edge = (120, 103, 0)  # a die whose centre lies in the area, a tile centred above it
+    outside = Detections.from_arrays([[106, 60, 134, 110]], [TILE_UP], [0.85])
+    found = DiceFinder(AREA, TILE_PX, die_value_reader())(table((edge,)), outside)
+    assert (found.class_id == DIE).sum() == 0
 
 
 def detected_die(face: str | None, face_confidence: float, at=DICE_AT[0]) -> Detections:
