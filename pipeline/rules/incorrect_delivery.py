@@ -33,17 +33,27 @@ TILES_PER_BOX = 4
 
 
 def _assumed(
-    problem: DeliveryProblem, unseen: set[int], complete: bool, over: set[int] = frozenset()
+    problem: DeliveryProblem,
+    unseen: set[int],
+    complete: bool,
+    over: set[int] = frozenset(),
+    first: int | None = None,
+    served: set[int] = frozenset(),
 ) -> bool:
     """A problem that only the assumed order of unseen groups would make: an order problem
-    (or a first group at the wrong box) at an unseen group, or, while the deal runs, a box
+    (or a first group at the wrong box) at an unseen group; a first group at the wrong box
+    while the box the dice give was served unseen, or, while the deal runs, not yet (it may
+    have been served first under the dealer's arm, and be seen when the arm lifts:
+    teal_dim/wager_after_no_more_bets_20900, session 38); or, while the deal runs, a box
     passed over (it may yet be served, or have been served under the dealer's arm: a group set
     down there is seen only when the arm lifts, and then with the order unseen); or
     a tile count short of four: a count is *at least* what the camera sees (tiles set down
     together overlap, lie stacked or under the dealer's hand), so only a count over four
     (boxes in ``over``) is evidence, and it is certain at once. Four tiles short in one box
     are four too many in another: a five-and-three deal is caught at its five."""
-    if problem.kind in (DeliveryProblemKind.OUT_OF_ORDER, DeliveryProblemKind.WRONG_FIRST_BOX):
+    if problem.kind is DeliveryProblemKind.WRONG_FIRST_BOX:
+        return problem.box in unseen or first in unseen or (not complete and first not in served)
+    if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
         return problem.box in unseen
     if problem.kind is DeliveryProblemKind.WRONG_COUNT:
         return problem.box not in over
@@ -98,7 +108,8 @@ class IncorrectDelivery:
                 p for p in started if p.kind is DeliveryProblemKind.WRONG_COUNT and p.box in over
             ]
         problems = check_delivery(self._first, placements, empty, complete=complete)
-        return [p for p in problems if not _assumed(p, unseen, complete, over)]
+        served = {p.box for p in placements}
+        return [p for p in problems if not _assumed(p, unseen, complete, over, self._first, served)]
 
     def _count(self, group: GroupDelivered) -> int:
         """A group's tiles: the box's count once the delivery is done, where any are seen there

@@ -513,6 +513,23 @@ def test_a_first_group_whose_arrival_was_not_seen_is_no_wrong_first_box():
     assert "first group went to box 6" in opened.message
 
 
+def test_a_first_group_at_another_box_waits_for_the_box_the_dice_give():
+    """teal_dim/wager_after_no_more_bets_20900 (session 38): the first box's stack was set down
+    under the dealer's arm and seen last, its order unseen; the next box's group, seen first,
+    was taken for a deal begun at the wrong box. The first box the dice give may have been
+    served first out of sight: judged once it is seen served, in order, or not at all."""
+    order = delivery_order(FIRST)
+    late_unseen = (*((b, ids_of(b), True) for b in order[1:]), (FIRST, ids_of(FIRST), False))
+    table = play(Round(groups=late_unseen))
+    table.finish()
+    assert table.of("incorrect_delivery") == []
+    late_seen = (*((b, ids_of(b), True) for b in order[1:]), (FIRST, ids_of(FIRST), True))
+    table = play(Round(groups=late_seen))
+    (opened,) = table.of("incorrect_delivery", AlertState.OPEN)
+    assert f"first group went to box {order[1]}" in opened.message
+    assert opened.evidence["boxes"] == [*order[1:], FIRST]  # raised once the first box is seen
+
+
 def test_without_a_dice_read_only_a_box_given_five_of_all_32_tiles_is_an_incorrect_delivery():
     """two_rows_wine/incorrect_delivery_20600: the dice unread (a die read tipped here), the
     counts 4 4 4 4 5 3 4 4 once the deal is done. A count needs no first box: the five is
