@@ -544,6 +544,27 @@ def test_a_track_lost_longer_than_a_carry_and_found_in_a_box_came_there_unseen()
     assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, True), (5, False)]
 
 
+def test_two_boxes_served_within_a_groups_gap_have_their_order_assumed():
+    """red_dealer_mpeg4/hand_exposed_by_dealer_20200 read 1 frame in 2 (session 38): box 1's
+    stack came to rest 0.08 s after box 2's, though dealt before it, and box 1 was judged
+    served out of order. Two boxes served within ``group_gap_s`` of each other: which came
+    first is not seen; their places are assumed."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.step(2)
+    deliver(table, 3, range(4))
+    table.put(*(tile(i, (300.0 + 40 * 5, 200.0), "box_5") for i in range(8, 12)))
+    table.step(1)  # box 5 seen at rest a frame (0.2 s) before box 4
+    deliver(table, 4, range(4, 8))
+    groups = table.of(GroupDelivered)
+    assert [(g.box, g.order_seen) for g in groups][:3] == [(3, True), (5, False), (4, False)]
+    for k, box in enumerate((6, 7, 8, 1, 2)):
+        deliver(table, box, range(12 + 4 * k, 16 + 4 * k))
+    table.step(6)
+    (done,) = table.of(DeliveryDone)
+    assert done.boxes == tuple(delivery_order(3))
+
+
 def test_a_group_seen_at_rest_only_after_later_groups_has_its_place_assumed():
     """red_dealer_mpeg4/tile_tracking_risk_20400 (session 38): box 4's stack was seen once as
     it was set down, then lay under the dealer's arm while boxes 5 and 6 were served; seen
