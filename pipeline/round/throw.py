@@ -127,9 +127,10 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
         (t for t in seen if newest - rests[t.track_id].since_s <= cfg.throw_window_s),
         key=lambda t: t.track_id,
     )  # the throw's: a die lying in the dice area from before is none of them
-    read = [t for t in dice if t.die_value is not None or t.face == DIE_TIPPED]
-    if len(dice) > DICE_COUNT == len(read):  # a die nothing was ever read of gives way
-        dice = read  # to three read ones (std9/camera_lost_20600: a die cut by the frame's edge)
+    if len(dice) > DICE_COUNT:  # a die nothing was ever read of gives way to three read ones
+        read = [t for t in dice if t.die_value is not None or t.face == DIE_TIPPED]
+        dice = read if len(read) == DICE_COUNT else dice  # (std9/camera_lost_20600: a die cut
+        # by the frame's edge)
     if len(dice) < DICE_COUNT:  # no throw (the cup took the dice): what was read is past
         memory.throw = None
         for rest in memory.die_rests.values():
