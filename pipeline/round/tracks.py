@@ -60,6 +60,8 @@ class _Memo:
     resting: str | None = None
     face_up: bool | None = None  # the settled side: a change counts once it has held
     turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
+    back_s: float | None = None  # the settled side seen again mid-turn since then (a misread?)
+    back_total_s: float = 0.0  # the time the turn spent showing the settled side again
     unread_told: bool = False  # this face-up spell, unread, was reported
     touched_s: float | None = None  # last moving, or with a hand over or beside it
 
@@ -110,8 +112,10 @@ class TrackBook:
     ``motion_norm``: a centre step per frame above this fraction of the object's long side
     counts as moving. ``zone_hold_s``: time in a zone, still, before the track rests there.
     ``flip_hold_s``: time a tile must show its other side before it counts as turned (a face
-    misread for a frame or two while a hand moves the tile is not an exposure); the flip is
-    dated to the frame it turned. A tile counts as turned face up only once its face has been
+    misread for a frame or two while a hand moves the tile is not an exposure), in all: its old
+    side seen again for less than that is a misread too, and the turn keeps its start (a tile
+    the detector finds both ways flickers between them); the flip is dated to the frame it
+    turned. A tile counts as turned face up only once its face has been
     read (the tracker keeps confident readings only): a tile seen at an angle, its side taken
     for its face, is doubt, not an exposure (issue 20). ``touch_s``: a flip is ``touched`` if
     the tile moved, or a hand was over or beside it, within this long before it began to show
@@ -215,16 +219,28 @@ class TrackBook:
         if side is None or track.class_id not in TILE_CLASSES:
             return None
         if memo.face_up is None or side == memo.face_up:
-            memo.face_up, memo.turning = side, None
+            if memo.turning is not None:
+                if track.last_seen_frame != frame:
+                    return None  # out of sight mid-turn: its side is old
+                memo.back_s = time_s if memo.back_s is None else memo.back_s
+                if time_s - memo.back_s < self._flip_hold_s:
+                    return None  # the old side for a moment mid-turn: a misread, as a new
+                    # side for a moment is (a tile detected both ways flickers between them)
+            memo.face_up, memo.turning, memo.back_s, memo.back_total_s = side, None, None, 0.0
             return None
         if memo.turning is None or memo.turning[0] != side:
-            memo.turning = (side, frame, time_s)
+            memo.turning, memo.back_s, memo.back_total_s = (side, frame, time_s), None, 0.0
+        if memo.back_s is not None:  # the new side again after a moment of the old one
+            memo.back_total_s += time_s - memo.back_s
+            memo.back_s = None
         _, since_frame, since_s = memo.turning
-        if time_s - since_s < self._flip_hold_s or track.last_seen_frame != frame:
-            return None  # not held long enough, or not seen now (a coasting track's side is old)
+        if time_s - since_s - memo.back_total_s < self._flip_hold_s:
+            return None  # not shown long enough (the moments of the old side not counted)
+        if track.last_seen_frame != frame:
+            return None  # not seen now (a coasting track's side is old)
         if side and track.face is None:
             return None  # face up, face unread: not believed yet (still turning, dated as such)
-        memo.face_up, memo.turning = side, None
+        memo.face_up, memo.turning, memo.back_s, memo.back_total_s = side, None, None, 0.0
         if not side:
             return None
         touched = self._touch_s is None or (

@@ -1308,6 +1308,33 @@ def test_a_tile_of_no_hand_lying_untouched_does_not_turn_but_a_delivered_one_may
     assert [(e.track_id, e.box) for e in table.of(TileExposed)] == [(tid, box)]
 
 
+def test_a_tile_detected_both_ways_as_it_turns_is_dated_to_its_first_turn():
+    """A tile the detector sees face up and face down by turns (both boxes found, the stronger
+    winning frame by frame) turned when it first showed its face: a moment of its back is a
+    misread, as a moment of its face is, and the dealer's hand that turned it is long gone by
+    the time it shows its face without a break (brown_row_close/laja_exposure_excess_20100)."""
+    table = woodpile_table()
+    up = replace(table.tracks[3], face_up=True, class_id=TILE_UP, face="4-4")
+    down = replace(table.tracks[3], face_up=False, class_id=TILE_DOWN)
+    table.put(up, hand(900, (100.0, 50.0)))  # the dealer's hand turns it
+    table.step(1)
+    table.drop(900)
+    for side in (down, up, down, up):  # a frame each (shorter than flip_hold_s)
+        table.put(side)
+        table.step(1)
+    table.step(2)
+    assert [(e.track_id, e.time_s) for e in table.of(TileExposed)] == [(3, 0.8)]
+    other = table.tracks[20]
+    table.put(replace(other, face_up=True, class_id=TILE_UP, face="5-5"), hand(900, (160, 50)))
+    table.step(1)
+    table.drop(900)
+    table.put(other)
+    table.step(3)  # its back held flip_hold_s: it never turned, its face was a misread
+    table.put(replace(other, face_up=True, class_id=TILE_UP, face="5-5"))
+    table.step(3)  # seen face up long after the hand left it: not believed (flip_touch_s)
+    assert len(table.of(TileExposed)) == 1
+
+
 def test_exposure_then_settlement_with_pushes():
     table = delivered_table()
     expose_bank(table)
