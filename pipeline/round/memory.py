@@ -149,6 +149,9 @@ class Throw:
     # when more dice than a throw has last rested together in the area (a die the detector
     # sees on the print, or twice): which three are the throw is not known until it passes
     crowded_s: float = float("-inf")
+    # a die of it read tipped and read a value, both while it lay still (which is wrong is not
+    # known: the throw is unread; a re-shake that follows says the die was not flat)
+    torn: bool = False
 
 
 @dataclass
@@ -161,7 +164,7 @@ class DieRest:
     size: float
     back_s: float  # in sight since (it rested there, or came back into sight)
     hidden: bool = False  # out of sight now (its track coasts)
-    values: set[int] = field(default_factory=set)
+    values: set[int | str] = field(default_factory=set)  # and die_tipped, if read so
     read: int | str | None = None  # its value (or die_tipped) last read in sight, held
     before: int | str | None = None  # ``read`` when it went out of sight, till read again
     thrown_from: float | None = None  # ``since_s`` before it was found thrown again
@@ -255,6 +258,8 @@ class RoundMemory:
     hands_moved: set[int] = field(default_factory=set)
     reaching_s: float = float("-inf")  # a hand last seen over a box while bets were open
     throw: Throw | None = None
+    torn_throw: Throw | None = None  # an unread throw with a die read tipped and not, till
+    # the next throw is read (a re-shake: it was not flat) or the round ends
     die_rests: dict[int, DieRest] = field(default_factory=dict)  # die id -> how it lies
     dice: tuple[int, ...] | None = None
     first_box: int | None = None

@@ -11,6 +11,8 @@ of :data:`pipeline.round.phases.STEPS`).
   other die of the throw, else ``DiceRead(flat=None)``: the throw is unknown, not irregular (a
   picture in which a die lying flat cannot be read is too poor to call another one tipped:
   two_rows_wine/wager_after_no_more_bets_20900, a frame blurred by its codec, read "? ? 4").
+  A die read tipped and a value while it lay still is unread too; its throw, unread, is
+  ``DiceRead(flat=False)`` once a re-shake is read (the dealer found the die not flat).
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
 """
 
@@ -43,6 +45,8 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
             return []
         throw.reported = True
         flat = False if throw.tipped and not throw.blurred else None  # else doubt
+        if flat is None and throw.torn:
+            memory.torn_throw = throw
         return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, flat)]
     if waited_s < cfg.dice_hold_s:
         return []
@@ -51,7 +55,13 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
     memory.dice = values
     memory.first_box = first_box(values, cfg.chung_box, cfg.first_box_offset)
     read = DiceRead(throw.since_frame, throw.since_s, values, sum(values), memory.first_box, True)
-    return [read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
+    torn, memory.torn_throw = memory.torn_throw, None
+    reshaken = (  # the throw before, unread with a die read tipped: the re-shake says so
+        [DiceRead(torn.since_frame, torn.since_s, torn.values, None, None, False)]
+        if torn is not None
+        else []
+    )
+    return [*reshaken, read, *memory.advance(Phase.DICE, throw.since_frame, throw.since_s)]
 
 
 def _rest(die: Track, memory: RoundMemory, now_s: float, cfg: RoundConfig) -> DieRest:
@@ -105,10 +115,13 @@ def _thrown_together(rests: list[DieRest], window_s: float) -> None:
 
 
 def _value(die: Track, rest: DieRest, now_s: float, cfg: RoundConfig) -> int | None:
-    """The die's value, None (unread) once two values were read for it lying still: a die at
-    rest does not turn, so one of them was misread (a box grown over the felt's print)."""
-    if die.die_value is not None and now_s - rest.back_s >= cfg.dice_hold_s:
-        rest.values.add(die.die_value)
+    """The die's value, None (unread) once two values were read for it lying still, or a
+    value and tipped: a die at rest does not turn, so one of them was misread (a box grown
+    over the felt's print; teal_dim/dice_not_flat_20800, a tipped 6 read tipped, then 6 at
+    0.58 by a box grown over its side)."""
+    read = DIE_TIPPED if die.face == DIE_TIPPED else die.die_value
+    if read is not None and now_s - rest.back_s >= cfg.dice_hold_s:
+        rest.values.add(read)
     return die.die_value if len(rest.values) < 2 else None
 
 
@@ -151,5 +164,8 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     memory.throw.tipped = any(t.face == DIE_TIPPED for t in throw)  # seen so now
     memory.throw.blurred = any(
         v is None and t.face != DIE_TIPPED for t, v in zip(throw, values, strict=True)
+    )
+    memory.throw.torn = any(
+        DIE_TIPPED in rests[t.track_id].values and len(rests[t.track_id].values) > 1 for t in throw
     )
     return events + _read_throw(view, memory, cfg)

@@ -323,6 +323,26 @@ def test_a_die_read_tipped_where_another_cannot_be_read_is_doubt():
     assert (read.flat, read.values) == (None, (None, None, 4))
 
 
+def test_a_die_read_tipped_then_a_value_is_unread_and_a_reshake_says_it_was_not_flat():
+    """teal_dim/dice_not_flat_20800: the tipped 6 read tipped while it lay still, then 6 at
+    0.58 by a box grown over its side, was taken for a flat 6. A die at rest does not turn:
+    one of the two readings is wrong, so the throw is unread (doubt, no alert). The dealer
+    re-shaking the dice settles it: the die was not flat."""
+    table = woodpile_table()
+    table.put(replace(die(300, None), face=DIE_TIPPED), die(301, 2), die(302, 4))
+    table.step(2)  # read tipped, held
+    table.put(die(300, 6))
+    table.step(10)
+    assert [(r.values, r.flat) for r in table.of(DiceRead)] == [((None, 2, 4), None)]
+    table.hidden = {300, 301, 302}  # the cup over the dice
+    table.step(20)
+    table.hidden = set()
+    table.put(die(300, 3), die(301, 2), die(302, 6))
+    table.step(6)
+    reads = [(r.values, r.flat) for r in table.of(DiceRead)]
+    assert reads == [((None, 2, 4), None), ((None, 2, 4), False), ((3, 2, 6), True)]
+
+
 def test_a_die_thrown_again_where_it_lay_is_of_the_new_throw():
     """two_rows_wine/dice_not_flat_20800: of the first throw only the flat 4 was found (the
     tipped die taken for a chip); the re-shaken dice came back with the 6 where the 4 lay, on
