@@ -7,8 +7,9 @@
   ``delivery_quiet_s`` (``delivery_short_quiet_s`` while fewer than eight boxes are served)
   ends the delivery; DeliveryDone carries the final counts. Groups that
   appear in several boxes at once (the camera was blind, or the dealer's arm lay over them,
-  while they were dealt) are put in counter-clockwise order and flagged
-  ``order_seen=False``; in DeliveryDone each such group takes the place a counter-clockwise
+  while they were dealt), or whose tiles came there out of sight (unless their box was seen
+  bare, uncovered, since the latest group began), are put in counter-clockwise order and
+  flagged ``order_seen=False``; in DeliveryDone each such group takes the place a counter-clockwise
   deal from the first box gives it among the groups whose order was seen.
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 from paigow.dice import BOX_COUNT, step_box
 from pipeline.round.events import DeliveryDone, Phase, TableEvent
-from pipeline.round.memory import OpenGroup, RoundConfig, RoundMemory, box_of
+from pipeline.round.memory import OpenGroup, RoundConfig, RoundMemory, box_of, covered_boxes
 from pipeline.round.tracks import FrameView, ZoneMove
 
 __all__ = ["delivery"]
@@ -49,6 +50,7 @@ def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Zo
         if t.last_seen_frame == view.frame and t.zone == WOODPILE
     )
     served = _served(memory)
+    _seen_bare(view, memory, cfg, served)
     begun = memory.no_more_bets or bool(served)  # every dealt group's box is served
 
     def arrives(m: ZoneMove) -> bool:
@@ -63,6 +65,22 @@ def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Zo
         return came_from != box and box not in served
 
     return [m for m in view.moves if arrives(m)]
+
+
+def _seen_bare(view: FrameView, memory: RoundMemory, cfg: RoundConfig, served: set[int]) -> None:
+    """Boxes not yet served seen with no tile in them (in sight or not) and no hand over them:
+    their group, when it comes, comes after this frame."""
+    holding = {box_of(t.zone) for t in view.of_kind("tile")}
+    covered = covered_boxes(view, memory, cfg)
+    for box in range(1, BOX_COUNT + 1):
+        if box not in served and box not in holding and box not in covered:
+            memory.bare_s[box] = view.time_s
+
+
+def _bare_since(move: ZoneMove, memory: RoundMemory) -> bool:
+    """The box ``move`` came to was seen bare since the latest group began."""
+    bare_s = memory.bare_s.get(box_of(move.after) or 0)
+    return bare_s is not None and bare_s >= memory.latest_group_s
 
 
 def _served(memory: RoundMemory) -> set[int]:
@@ -88,7 +106,11 @@ def _in_order(moves: list[ZoneMove], memory: RoundMemory) -> tuple[list[ZoneMove
         if (box_of(m.after) or 0) not in served:
             boxes_at.setdefault(m.frame, set()).add(box_of(m.after) or 0)
     assumed = {frame for frame, boxes in boxes_at.items() if len(boxes) > 1}
-    assumed |= {m.frame for m in moves if not m.seen}  # came under a hand: when, not known
+    # came under a hand, or a track lost long ago found there: when, not known, unless the box
+    # was seen bare since the latest group began (r_compact_close_petrol_62005, training
+    # look: the skipped box's tile, its track last seen 10 s before in the work area, was
+    # seen arriving in a box seen bare till then; assumed in its place, the skip was hidden)
+    assumed |= {m.frame for m in moves if not m.seen and not _bare_since(m, memory)}
     start = _next_box(memory)
 
     def key(m: ZoneMove) -> tuple[int, int, int]:

@@ -518,8 +518,10 @@ def test_a_stack_that_came_out_of_sight_or_was_first_found_in_its_box_has_its_pl
     dealer's hand, was carried unseen over box 8 to box 1; its coasting track lay still over
     box 8 for a moment, and the deal was read as begun at box 8. Out of sight a tile comes to
     rest nowhere; when tiles first found in a box came there is not known: their group's place
-    in the order is assumed (``order_seen=False``), never evidence of the order."""
+    in the order is assumed (``order_seen=False``), never evidence of the order, unless the box
+    was seen bare, uncovered, since the latest group began (the next test)."""
     table = woodpile_table()
+    table.put(hand(900, (300.0 + 40 * 4, 200.0), "box_4"))  # the dealer's arm over box 4
     table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
     table.step(2)
     deliver(table, 3, range(4))
@@ -531,6 +533,7 @@ def test_a_stack_that_came_out_of_sight_or_was_first_found_in_its_box_has_its_pl
     table.drop(*range(4, 8))
     table.step(2)
     table.put(*(tile(i, (300.0 + 40 * 4, 200.0), "box_4") for i in range(40, 44)))  # new ids
+    table.drop(900)
     table.step(5)
     groups = table.of(GroupDelivered)
     assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, False)]
@@ -544,6 +547,7 @@ def test_a_track_lost_longer_than_a_carry_and_found_in_a_box_came_there_unseen()
     before it is seen in a box did not come there in sight: its group's place is assumed. One
     lost for a moment as it is carried (the stack under the dealer's hand) is seen arriving."""
     table = woodpile_table()
+    table.put(hand(900, (300.0 + 40 * 5, 200.0), "box_5"))  # the dealer's arm over box 5
     table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
     table.put(tile(90, (250.0, 120.0), "work_area"))
     table.step(2)
@@ -559,9 +563,30 @@ def test_a_track_lost_longer_than_a_carry_and_found_in_a_box_came_there_unseen()
     table.step(10)  # 3 s and more after the work-area track was last seen
     table.hidden.discard(90)
     table.put(tile(90, (300.0 + 40 * 5, 200.0), "box_5"))
+    table.drop(900)  # the arm lifts
     table.step(4)
     groups = table.of(GroupDelivered)
     assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, True), (5, False)]
+
+
+def test_a_tile_found_in_a_box_seen_bare_since_the_latest_group_came_after_it():
+    """r_compact_close_petrol_62005 (a training look, session 39): the skipped box's tile,
+    served last, was found in its box by a track last seen 10 s before in the work area; its
+    place was assumed, and the skip was hidden. Its box was in sight, bare and uncovered,
+    while the groups before it were dealt: it came after them."""
+    table = woodpile_table()
+    table.put(die(300, 1), die(301, 1), die(302, 1))  # total 3: first box 3
+    table.put(tile(90, (250.0, 120.0), "work_area"))
+    table.step(2)
+    table.hidden.add(90)  # lost in the work area
+    for k, box in enumerate((3, 4, 6)):  # box 5 skipped
+        deliver(table, box, range(4 * k, 4 * k + 4))
+    table.step(10)  # 2 s and more after the work-area track was last seen
+    table.hidden.discard(90)
+    table.put(tile(90, (300.0 + 40 * 5, 200.0), "box_5"))
+    table.step(4)
+    groups = table.of(GroupDelivered)
+    assert [(g.box, g.order_seen) for g in groups] == [(3, True), (4, True), (6, True), (5, True)]
 
 
 def test_two_boxes_served_within_a_groups_gap_have_their_order_assumed():
