@@ -263,6 +263,7 @@ class RoundMemory:
     die_rests: dict[int, DieRest] = field(default_factory=dict)  # die id -> how it lies
     dice: tuple[int, ...] | None = None
     first_box: int | None = None
+    dice_since_s: float | None = None  # when the throw read into ``dice`` came to rest
     woodpile_since_s: float | None = None  # since when the woodpile has looked built
     delivery_quiet_since_s: float | None = None  # since when nothing was left to deliver
     quiet_counts: dict[int, int] = field(default_factory=dict)  # each box's fewest tiles since

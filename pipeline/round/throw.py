@@ -13,6 +13,8 @@ of :data:`pipeline.round.phases.STEPS`).
   two_rows_wine/wager_after_no_more_bets_20900, a frame blurred by its codec, read "? ? 4").
   A die read tipped and a value while it lay still is unread too; its throw, unread, is
   ``DiceRead(flat=False)`` once a re-shake is read (the dealer found the die not flat).
+  Dice found thrown again after the throw read, before the deal, void that read
+  (``DiceRead(flat=None)``, no first box) until the new throw is read.
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
 """
 
@@ -52,7 +54,7 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
         return []
     throw.reported = True
     values = tuple(v for v in throw.values if v is not None)
-    memory.dice = values
+    memory.dice, memory.dice_since_s = values, throw.since_s
     memory.first_box = first_box(values, cfg.chung_box, cfg.first_box_offset)
     read = DiceRead(throw.since_frame, throw.since_s, values, sum(values), memory.first_box, True)
     torn, memory.torn_throw = memory.torn_throw, None
@@ -125,6 +127,21 @@ def _value(die: Track, rest: DieRest, now_s: float, cfg: RoundConfig) -> int | N
     return die.die_value if len(rest.values) < 2 else None
 
 
+def _thrown_again(view: FrameView, memory: RoundMemory, rests: list[DieRest]) -> list[TableEvent]:
+    """Dice found thrown again where they lay (another value when back in sight) after the
+    throw the round read came to rest: that read no longer holds. Until the new throw is read
+    the dice are unread (``DiceRead(flat=None)``: no first box), not the old throw's
+    (red_dealer_mpeg4/dice_not_flat_20800: the re-shaken dice were found, two of three, and
+    the delivery was judged against the first throw, misread "3 4 6")."""
+    since_s = memory.dice_since_s
+    if since_s is None or memory.phase.order >= Phase.DELIVERY.order:
+        return []  # the deal has begun: the dice were not thrown again (a misread)
+    if not any(r.thrown_from is not None and r.since_s > since_s for r in rests):
+        return []
+    memory.dice = memory.first_box = memory.dice_since_s = None
+    return [DiceRead(view.frame, view.time_s, (None,) * DICE_COUNT, None, None, None)]
+
+
 def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
     """Three dice in the dice area: a throw; read once its values hold still."""
     seen = [  # dice seen now: a die track coasting after the cup took the dice is not on the felt
@@ -135,6 +152,7 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
             rest.hidden = True
     rests = {t.track_id: _rest(t, memory, view.time_s, cfg) for t in seen}
     _thrown_together(list(rests.values()), cfg.throw_window_s)
+    events = _thrown_again(view, memory, list(rests.values()))
     newest = max((r.since_s for r in rests.values()), default=view.time_s)
     dice = sorted(
         (t for t in seen if newest - rests[t.track_id].since_s <= cfg.throw_window_s),
@@ -148,9 +166,8 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
         memory.throw = None
         for rest in memory.die_rests.values():
             rest.values.clear()
-        return []
+        return events
     values = tuple(_value(t, rests[t.track_id], view.time_s, cfg) for t in dice[:DICE_COUNT])
-    events: list[TableEvent] = []
     if memory.throw is None:
         if not memory.no_more_bets:
             events += call_no_more_bets(view, memory, "dice")

@@ -81,6 +81,8 @@ class IncorrectDelivery:
             match event:
                 case DiceRead(flat=True, first_box=int(first)) if not self._groups:
                     self._first = first
+                case DiceRead() if not self._groups:  # thrown again, unread: the first box
+                    self._first = None  # the last read gave no longer holds
                 case GroupDelivered():
                     self._groups.append(event)
                     findings += self._check(state, event, complete=False)

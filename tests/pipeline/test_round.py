@@ -343,6 +343,26 @@ def test_a_die_read_tipped_then_a_value_is_unread_and_a_reshake_says_it_was_not_
     assert reads == [((None, 2, 4), None), ((None, 2, 4), False), ((3, 2, 6), True)]
 
 
+def test_dice_thrown_again_and_not_read_leave_the_round_without_a_first_box():
+    """red_dealer_mpeg4/dice_not_flat_20800: the first throw was misread "3 4 6" (the tipped
+    6 taken for a value); of the re-shaken dice only two were found, each back in sight with
+    another value, and the deal was judged against the first throw's box (a false
+    incorrect_delivery). Dice thrown again make the last read void until the new one is read."""
+    table = woodpile_table()
+    table.put(die(300, 3), die(301, 4), die(302, 6))
+    table.step(3)
+    assert table.state.first_box is not None
+    table.hidden = {300, 301, 302}  # the cup over the dice
+    table.step(10)
+    table.hidden = set()
+    table.drop(302)  # the third die not found
+    table.put(die(300, 6), die(301, 3))  # back in sight, each with another value
+    table.step(3)
+    reads = [(r.values, r.flat) for r in table.of(DiceRead)]
+    assert reads == [((3, 4, 6), True), ((None, None, None), None)]
+    assert table.state.first_box is None and table.state.dice is None
+
+
 def test_a_die_thrown_again_where_it_lay_is_of_the_new_throw():
     """two_rows_wine/dice_not_flat_20800: of the first throw only the flat 4 was found (the
     tipped die taken for a chip); the re-shaken dice came back with the 6 where the 4 lay, on

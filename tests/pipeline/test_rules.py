@@ -548,6 +548,15 @@ def test_without_a_dice_read_only_a_box_given_five_of_all_32_tiles_is_an_incorre
     assert play(Round(throws=unread, groups=_skipped_box())).of("incorrect_delivery") == []
 
 
+def test_dice_thrown_again_and_unread_leave_no_first_box_to_judge_the_deal_by():
+    """red_dealer_mpeg4/dice_not_flat_20800: the first throw misread, the re-shaken dice
+    unread; the deal was judged against the first throw's box. A later throw, unread, voids
+    the first box the last read gave: the order is not judged."""
+    assert play(Round(groups=_skipped_box())).of("incorrect_delivery", AlertState.OPEN)
+    again = play(Round(throws=(DICE, (None, None, None)), groups=_skipped_box()))
+    assert again.of("incorrect_delivery") == []
+
+
 def test_a_box_with_no_tile_seen_as_the_delivery_ends_keeps_the_count_it_was_served():
     """Tiles carried off or hidden as the deal ends: a count of none there is no count, not a
     placement of no tiles (two_rows_wine/dice_not_flat_20800 seen at its own scale raised
