@@ -352,7 +352,8 @@ def _frozen(mapping: Mapping) -> Mapping:
 class TableState:
     """Snapshot of the round after one frame (read-only mappings): ``tiles_per_zone``, tile
     tracks per zone; ``hands``, box -> track ids delivered there; ``chips_per_box``, chip stacks
-    resting in each box; ``delivery``, boxes served so far."""
+    resting in each box; ``delivery``, boxes served so far; ``turning``, box -> its tiles
+    turning face up, not yet believed."""
 
     frame: int
     time_s: float
@@ -366,9 +367,12 @@ class TableState:
     tiles_per_zone: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
     hands: Mapping[int, tuple[int, ...]] = field(default_factory=lambda: _frozen({}))
     chips_per_box: Mapping[int, int] = field(default_factory=lambda: _frozen({}))
+    # box -> its delivered tiles showing face up whose turn is not yet believed (face unread,
+    # or not shown long enough): doubt, which no rule takes for an exposure
+    turning: Mapping[int, tuple[int, ...]] = field(default_factory=lambda: _frozen({}))
 
     def __post_init__(self) -> None:
-        for name in ("tiles_per_zone", "hands", "chips_per_box"):
+        for name in ("tiles_per_zone", "hands", "chips_per_box", "turning"):
             value = getattr(self, name)
             if not isinstance(value, MappingProxyType):
                 object.__setattr__(self, name, _frozen(value))

@@ -428,4 +428,9 @@ def snapshot(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> TableSta
         tiles_per_zone=dict(zones),
         hands={box: tuple(ids) for box, ids in memory.hands.items()},
         chips_per_box={box: n for box, n in memory.chips.items() if n},
+        turning={
+            box: turning
+            for box, ids in memory.hands.items()
+            if (turning := tuple(i for i in ids if i in view.turning_up))
+        },
     )

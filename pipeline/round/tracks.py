@@ -88,6 +88,7 @@ class FrameView:
     flips: tuple[Flip, ...]
     unread: tuple[Flip, ...] = ()  # tiles face up, face unread, for unread_face_s (doubt)
     places: Places | None = None  # whether places in a box changed; None: not known
+    turning_up: frozenset[int] = frozenset()  # tiles showing face up, not yet believed turned
 
     def of_kind(self, kind: str) -> list[Track]:
         return [t for t in self.tracks.values() if t.kind == kind]
@@ -202,6 +203,9 @@ class TrackBook:
             memo.centre = track.centre_xy
         present = {t.track_id: t for t in tracks}
         resting = {tid: self._memo[tid].resting for tid in present}
+        turning_up = frozenset(
+            tid for tid in present if (turn := self._memo[tid].turning) is not None and turn[0]
+        )
         return FrameView(
             frame,
             time_s,
@@ -211,6 +215,7 @@ class TrackBook:
             tuple(moves),
             tuple(flips),
             tuple(unread),
+            turning_up=turning_up,
         )
 
     def _turn(self, memo: _Memo, track: Track, frame: int, time_s: float) -> Flip | None:

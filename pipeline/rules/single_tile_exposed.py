@@ -3,7 +3,10 @@ Not a misdeal: the tile is turned over.
 
 Which tiles count is as for ``hand_exposed_by_dealer``. A lone exposed tile waits
 ``single_tile_wait_s`` for a second one (then the hand is exposed, 10.3, and this rule keeps
-quiet); still alone, it is raised. Ends when the box's hand is set, collected or exposed.
+quiet); still alone, it is raised, but not while another tile of the hand shows face up with
+its face unread (``TableState.turning``): "one tile" would be a guess (teal_dim/
+hand_exposed_by_dealer_20200 read 1 frame in 2: the dealer's second tile, 4-4, read at
+0.84-0.89, under the 0.9 a face needs). Ends when the box's hand is set, collected or exposed.
 """
 
 from __future__ import annotations
@@ -27,9 +30,12 @@ class SingleTileExposed:
     def reset(self) -> None:
         self._seen = HandExposures()
         self._raised: set[int] = set()
+        self._turning_s: dict[tuple[int, int], float] = {}  # (box, tile) -> showing up since
+        self._doubted: set[int] = set()  # boxes where a second tile showed up, face unread
 
     def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
         _, ended = self._seen.digest(state, events)
+        self._doubt(state, ended)
         findings = [self._finding(box) for box in self._due(state, ended)]
         for box in sorted(ended & self._raised):
             findings.append(
@@ -54,7 +60,19 @@ class SingleTileExposed:
             and box not in ended
             and self._seen.unset(box)
             and state.time_s - self._seen.first_s[box] >= wait_s
+            and box not in self._doubted
         ]
+
+    def _doubt(self, state: TableState, ended: set[int]) -> None:
+        """Boxes with a tile other than the exposed ones showing face up, its face unread,
+        ``single_tile_wait_s`` or more: that the hand shows one tile is not known."""
+        now = {(box, tid) for box, ids in state.turning.items() for tid in ids}
+        self._turning_s = {k: self._turning_s.get(k, state.time_s) for k in now}
+        self._doubted -= ended
+        for (box, tid), since_s in self._turning_s.items():
+            exposed = self._seen.faces.get(box, {})
+            if tid not in exposed and state.time_s - since_s >= self.config.single_tile_wait_s:
+                self._doubted.add(box)
 
     def _finding(self, box: int) -> Finding:
         self._raised.add(box)

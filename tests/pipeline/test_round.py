@@ -2089,6 +2089,20 @@ def test_a_face_misread_for_a_frame_is_not_an_exposure_nor_is_a_tile_in_the_floa
     assert exposed.track_id == ids[0] and exposed.box == 5
 
 
+def test_the_state_lists_a_hands_tiles_showing_face_up_with_their_face_unread():
+    """A delivered tile showing face up, its face not read (or not yet shown flip_hold_s), is
+    no exposure; the state lists it (``turning``) so that a rule counting exposed tiles knows
+    it is there (single_tile_exposed)."""
+    table = delivered_table()
+    tid = table.state.hands[5][1]
+    table.put(replace(table.tracks[tid], face_up=True, class_id=TILE_UP, face=None))
+    table.step(2)
+    assert dict(table.state.turning) == {5: (tid,)} and table.of(TileExposed) == []
+    table.put(replace(table.tracks[tid], face_up=False, class_id=TILE_DOWN))
+    table.step(3)
+    assert dict(table.state.turning) == {}
+
+
 def test_a_round_given_up_on_a_fault_ends_incomplete_and_the_next_round_starts_afresh():
     table = woodpile_table()
     at = Stamp(table.index, table.index / FPS)

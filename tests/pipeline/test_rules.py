@@ -67,6 +67,7 @@ class Table:
         self.checker = RulesChecker("T1", config or RulesConfig())
         self.frame, self.round, self.phase = 0, 0, Phase.IDLE
         self.chips: dict[int, int] = {}
+        self.turning: dict[int, tuple[int, ...]] = {}  # box -> tiles showing up, face unread
         self.alerts: list[Alert] = []
 
     def at(self) -> tuple[int, float]:
@@ -88,6 +89,7 @@ class Table:
             self.phase,
             1,
             chips_per_box={b: n for b, n in self.chips.items() if n},
+            turning=self.turning,
         )
         out = self.checker.feed(state, list(events), WALL)
         self.alerts += out
@@ -477,6 +479,22 @@ def test_an_alert_carries_what_the_room_needs():
         == f"snapshots/T1/hand_exposed_by_dealer_round0_frame{opened.frame}.jpg"
     )
     assert "\n" not in opened.message and "box 3" in opened.message
+
+
+def test_one_tile_exposed_beside_another_showing_its_face_unread_is_not_one_tile():
+    """teal_dim/hand_exposed_by_dealer_20200 read 1 frame in 2 (session 39): the dealer turned
+    two tiles of box 5; the 4-4 was read at 0.84-0.89, under the 0.9 a face needs, and the 3-6
+    alone was taken for a single tile exposed. A second tile of the hand showing face up for
+    ``single_tile_wait_s``, its face unread, makes "one tile" a guess: not raised."""
+    for turning, raised in (({}, True), ({5: (21,)}, False)):
+        t = Table()
+        t.step(t.to(Phase.SETTING))
+        t.turning = turning
+        t.step(TileExposed(*t.at(), 20, "3-6", "box_5", Phase.SETTING, 5))
+        t.wait(0.6)
+        t.turning = {}  # turned back down, never read
+        t.wait(1.0)
+        assert bool(t.of("single_tile_exposed", AlertState.OPEN)) is raised
 
 
 def test_house_way_message_names_both_settings_and_what_to_do():
