@@ -19,6 +19,7 @@ from paigow.dice import BOX_COUNT, step_box
 from pipeline.round.events import DeliveryDone, Phase, TableEvent
 from pipeline.round.memory import OpenGroup, RoundConfig, RoundMemory, box_of, covered_boxes
 from pipeline.round.tracks import FrameView, ZoneMove
+from pipeline.round.wagers import call_no_more_bets
 
 __all__ = ["delivery"]
 
@@ -126,6 +127,9 @@ def delivery(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Tab
     moves, assumed = _in_order(_arrivals(view, memory, cfg), memory)
     for move in moves:
         box = box_of(move.after) or 0
+        if not memory.no_more_bets:  # the deal begins after the call, seen or not
+            events += call_no_more_bets(view, memory, "deal")  # (dice unread, a hand kept
+            # the quiet from being inferred: red_dealer_mpeg4/single_tile_exposed_20300)
         events += memory.advance(Phase.DELIVERY, move.frame, move.time_s)
         memory.delivery_quiet_since_s = None
         group = memory.group

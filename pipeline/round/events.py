@@ -122,7 +122,8 @@ class BankStaked:
 @dataclass(frozen=True, slots=True)
 class NoMoreBets:
     """ "No more bets", inferred (there is no visual cue): ``reason`` is ``quiet`` (no wager
-    changed for a while after wagers were placed) or ``dice`` (the dice appeared first)."""
+    changed for a while after wagers were placed), ``dice`` (the dice appeared first) or
+    ``deal`` (the first tiles were dealt first)."""
 
     frame: int
     time_s: float

@@ -1144,6 +1144,19 @@ def test_no_more_bets_waits_for_the_dice_when_the_quiet_rule_is_off():
     assert [e.reason for e in table.of(NoMoreBets)] == ["dice"]
 
 
+def test_the_deal_calls_no_more_bets_when_neither_the_quiet_nor_the_dice_did():
+    """red_dealer_mpeg4/single_tile_exposed_20300 (session 39): the dice unread and a hand
+    kept over a box with no bet, "no more bets" was never inferred, and the round dealt with
+    the bets open: no stakes, no late wager judged. The dealer deals only after the call."""
+    table = woodpile_table(no_more_bets_quiet_s=None)
+    table.put(chip(100, "box_2"))
+    table.step(20)
+    assert table.of(NoMoreBets) == []
+    deliver(table, 1, range(4))
+    assert [e.reason for e in table.of(NoMoreBets)] == ["deal"]
+    assert dict(table.state.chips_per_box) == {2: 1} and table.state.no_more_bets
+
+
 def _set_hand(table: Table, box: int, ids, faces, gap: float = 40.0) -> None:
     xs = (0.0, 11.0, 11.0 + gap, 22.0 + gap)
     table.put(
