@@ -10,9 +10,8 @@ Consumers ``match`` on the type::
 
 Track ids are the tracker's (in oracle mode, the ground-truth tile ids). Boxes are 1..8.
 :class:`CameraLost` and :class:`CameraRestored` come from the frame-health check
-(:mod:`pipeline.live.health`), not from the tracks; :class:`VisionDegraded` and
-:class:`VisionRestored` from the vision-health check (:mod:`pipeline.live.vision_health`), which
-judges whether the tracks are possible at all.
+(:mod:`pipeline.live.health`), :class:`VisionDegraded` and :class:`VisionRestored` from the
+vision-health check (:mod:`pipeline.live.vision_health`: are the tracks possible at all).
 :class:`TableState` is the frozen snapshot of the round returned with each frame's events.
 """
 
@@ -121,9 +120,8 @@ class BankStaked:
 
 @dataclass(frozen=True, slots=True)
 class NoMoreBets:
-    """ "No more bets", inferred (there is no visual cue): ``reason`` is ``quiet`` (no wager
-    changed for a while after wagers were placed), ``dice`` (the dice appeared first) or
-    ``deal`` (the first tiles were dealt first)."""
+    """ "No more bets", inferred (no visual cue): ``reason`` is ``quiet`` (no wager changed a
+    while after wagers were placed), ``dice`` (the dice came first) or ``deal`` (tiles did)."""
 
     frame: int
     time_s: float
@@ -351,10 +349,9 @@ def _frozen(mapping: Mapping) -> Mapping:
 
 @dataclass(frozen=True, slots=True)
 class TableState:
-    """Snapshot of the round after one frame (read-only mappings): ``tiles_per_zone``, tile
-    tracks per zone; ``hands``, box -> track ids delivered there; ``chips_per_box``, chip stacks
-    resting in each box; ``delivery``, boxes served so far; ``turning``, box -> its tiles
-    turning face up, not yet believed."""
+    """Snapshot of the round after one frame (read-only mappings): ``tiles_per_zone``, tracks
+    per zone; ``hands``, box -> ids dealt there; ``chips_per_box``, its stacks; ``delivery``, boxes
+    served; ``turning``, box -> its tiles showing face up, not believed turned yet (doubt)."""
 
     frame: int
     time_s: float
@@ -368,8 +365,6 @@ class TableState:
     tiles_per_zone: Mapping[str, int] = field(default_factory=lambda: _frozen({}))
     hands: Mapping[int, tuple[int, ...]] = field(default_factory=lambda: _frozen({}))
     chips_per_box: Mapping[int, int] = field(default_factory=lambda: _frozen({}))
-    # box -> its delivered tiles showing face up whose turn is not yet believed (face unread,
-    # or not shown long enough): doubt, which no rule takes for an exposure
     turning: Mapping[int, tuple[int, ...]] = field(default_factory=lambda: _frozen({}))
 
     def __post_init__(self) -> None:
