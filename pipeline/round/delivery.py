@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from paigow.dice import BOX_COUNT, step_box
 from pipeline.round.events import DeliveryDone, Phase, TableEvent
-from pipeline.round.memory import OpenGroup, RoundConfig, RoundMemory, box_of, covered_boxes
+from pipeline.round.memory import OpenGroup, RoundConfig, RoundMemory, box_of
 from pipeline.round.tracks import FrameView, ZoneMove
 from pipeline.round.wagers import call_no_more_bets
 
@@ -51,7 +51,7 @@ def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Zo
         if t.last_seen_frame == view.frame and t.zone == WOODPILE
     )
     served = _served(memory)
-    _seen_bare(view, memory, cfg, served)
+    _seen_bare(view, memory, served)
     begun = memory.no_more_bets or bool(served)  # every dealt group's box is served
 
     def arrives(m: ZoneMove) -> bool:
@@ -68,13 +68,14 @@ def _arrivals(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Zo
     return [m for m in view.moves if arrives(m)]
 
 
-def _seen_bare(view: FrameView, memory: RoundMemory, cfg: RoundConfig, served: set[int]) -> None:
-    """Boxes not yet served seen with no tile in them (in sight or not) and no hand over them:
-    their group, when it comes, comes after this frame."""
+def _seen_bare(view: FrameView, memory: RoundMemory, served: set[int]) -> None:
+    """Boxes not yet served seen with no tile in them (in sight or not) and no hand over them
+    (``RoundMemory.covered_s``, kept by the wagers step this frame): their group, when it
+    comes, comes after this frame."""
     holding = {box_of(t.zone) for t in view.of_kind("tile")}
-    covered = covered_boxes(view, memory, cfg)
     for box in range(1, BOX_COUNT + 1):
-        if box not in served and box not in holding and box not in covered:
+        covered = memory.covered_s.get(box) == view.time_s
+        if box not in served and box not in holding and not covered:
             memory.bare_s[box] = view.time_s
 
 
