@@ -2,7 +2,10 @@
 skipped, the order is not counter-clockwise, or a box is not given exactly four tiles (groups
 for adjacent empty boxes placed together, 8.2, are allowed). The round is void: reshuffle.
 Tile counts are at least what the camera sees: only a box seen with more than four is judged
-(see :func:`_assumed`).
+(see :func:`_assumed`), and only if the counts add up to the 32 tiles of the set (every tile
+accounted for: a tile of a neighbour's hand counted in a box, or one tile tracked twice, with
+some of the round's tiles unseen, is no five; red_dealer_mpeg4/dice_not_flat_20800, counts
+0 5 3 3 4 4 4 4; a five-and-three deal seen whole adds up).
 
 Each :class:`GroupDelivered` is checked against the flat dice's first box with
 :func:`paigow.dice.check_delivery` while the deal runs (boxes passed over are skipped), and
@@ -13,9 +16,7 @@ no order or first-box problem is raised for them. Boxes passed over are judged o
 delivery is done: while the deal runs, the dealer's arm may lie over a box already served.
 One alert per round, at the box of the first problem; later problems are more evidence.
 Without a dice read (unread, or not flat) only a box given more than four tiles is judged, once
-the delivery is done and only if the counts add up to the 32 tiles of the set (every tile
-accounted for: a tile of a neighbour's hand counted in a box, with some of the round's tiles
-unseen, is no five): a count needs no first box, while the order the camera saw on a table it
+the delivery is done: a count needs no first box, while the order the camera saw on a table it
 never learnt is no evidence without one. Ends with the round.
 """
 
@@ -49,7 +50,8 @@ def _assumed(
     down there is seen only when the arm lifts, and then with the order unseen); or
     a tile count short of four: a count is *at least* what the camera sees (tiles set down
     together overlap, lie stacked or under the dealer's hand), so only a count over four
-    (boxes in ``over``) is evidence, and it is certain at once. Four tiles short in one box
+    (boxes in ``over``, found with every tile of the set counted) is evidence, and it is
+    certain at once. Four tiles short in one box
     are four too many in another: a five-and-three deal is caught at its five."""
     if problem.kind is DeliveryProblemKind.WRONG_FIRST_BOX:
         return problem.box in unseen or first in unseen or (not complete and first not in served)
@@ -101,9 +103,10 @@ class IncorrectDelivery:
         ]
         placements = [Placement(g.box, self._count(g)) for g in self._groups]
         unseen = {g.box for g in self._groups if not g.order_seen}
-        over = {g.box for g in placements if g.tiles > TILES_PER_BOX}
-        if self._first is None:  # no dice read: only a box given more than four needs none,
-            if sum(p.tiles for p in placements) != len(DECK):  # and only with every tile seen
+        whole = sum(p.tiles for p in placements) == len(DECK)  # every tile seen: a five is one
+        over = {g.box for g in placements if g.tiles > TILES_PER_BOX} if whole else set()
+        if self._first is None:  # no dice read: only a box given more than four needs none
+            if not over:
                 return []
             started = check_delivery(placements[0].box, placements, empty, complete=True)
             return [

@@ -566,6 +566,21 @@ def test_without_a_dice_read_only_a_box_given_five_of_all_32_tiles_is_an_incorre
     assert play(Round(throws=unread, groups=_skipped_box())).of("incorrect_delivery") == []
 
 
+def test_a_five_with_the_dice_read_is_judged_only_with_all_32_tiles_counted():
+    """red_dealer_mpeg4/dice_not_flat_20800 (the re-shaken dice read right): box 3's tiles
+    unseen as the deal ends, box 4's four tracked as five, counts 0 5 3 3 4 4 4 4 (27 of 32).
+    A five among counts short of the set may be a neighbour's tile or one tracked twice; a
+    five-and-three deal seen whole adds up to 32 and is judged as before."""
+    stacks = tuple((box, ids[:1], seen) for box, ids, seen in _five_and_three())  # each stack
+    counts = [len(ids) for _, ids, _ in _five_and_three()]  # set down seen as one tile
+    whole = play(Round(groups=stacks, done_counts=tuple(counts)))
+    (opened,) = whole.of("incorrect_delivery", AlertState.OPEN)
+    assert "box 3 got 5 tiles" in opened.message
+    counts[counts.index(3)] = 1  # the three's tiles mostly unseen
+    short = play(Round(groups=stacks, done_counts=tuple(counts)))
+    assert short.of("incorrect_delivery") == []
+
+
 def test_dice_thrown_again_and_unread_leave_no_first_box_to_judge_the_deal_by():
     """red_dealer_mpeg4/dice_not_flat_20800: the first throw misread, the re-shaken dice
     unread; the deal was judged against the first throw's box. A later throw, unread, voids
