@@ -581,6 +581,20 @@ def test_a_five_with_the_dice_read_is_judged_only_with_all_32_tiles_counted():
     assert short.of("incorrect_delivery") == []
 
 
+def test_a_box_that_received_no_tiles_is_judged_only_with_all_32_tiles_counted():
+    """r_purple_spots_62006 (a training look the detector finds few tiles on): three groups
+    seen, 3 tiles counted, five boxes "received no tiles". Their hands may be the tiles not
+    seen; a box passed over whose four tiles went to another box adds up to 32 and is judged."""
+    stacks = [(box, ids_of(box)[:1], True) for box in delivery_order(FIRST) if box != 4]
+    counts = [4] * len(stacks)  # 28 of 32: box 4's hand unseen, wherever it lies
+    unseen = play(Round(groups=tuple(stacks), done_counts=tuple(counts)))
+    assert unseen.of("incorrect_delivery") == []
+    counts[[box for box, _, _ in stacks].index(5)] = 8  # box 4's hand given to box 5
+    given = play(Round(groups=tuple(stacks), done_counts=tuple(counts)))
+    (opened,) = given.of("incorrect_delivery", AlertState.OPEN)
+    assert any("box 4 received no tiles" in p for p in opened.evidence["problems"])
+
+
 def test_dice_thrown_again_and_unread_leave_no_first_box_to_judge_the_deal_by():
     """red_dealer_mpeg4/dice_not_flat_20800: the first throw misread, the re-shaken dice
     unread; the deal was judged against the first throw's box. A later throw, unread, voids
