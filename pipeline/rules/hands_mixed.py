@@ -5,7 +5,10 @@ hands are void.
 Raised on :class:`HandsMerged` of two or more boxes, at the lowest of them; whether the hands
 can be rebuilt (every tile kept its track id) is in the evidence and the message. A box holding
 its own tiles and tiles of no known hand is not raised (it is more likely the tracker losing an
-id than two hands mixed). Ends when one of the boxes' hands is exposed, or with the round.
+id than two hands mixed). Ends when one of the boxes' hands is exposed, or with the round; a
+merge of a hand already exposed is not raised either: its tiles were shown and judged, and the
+dealer gathers exposed hands at settlement (r_black_gold_row_dealer_62015, a training look:
+box 4's hand, exposed and settled, seen lying with tiles counted to box 3 as it was gathered).
 """
 
 from __future__ import annotations
@@ -29,14 +32,17 @@ class HandsMixed:
 
     def reset(self) -> None:
         self._open: dict[int, set[int]] = {}  # alert box -> boxes of the merge
+        self._exposed: set[int] = set()  # boxes whose hands were exposed this round
 
     def update(self, state: TableState, events: Sequence[TableEvent]) -> list[Finding]:
         findings: list[Finding] = []
         for event in events:
             match event:
                 case HandsMerged(boxes=boxes) if len(boxes) >= HANDS_MIN:
-                    findings.append(self._merged(event))
+                    if not self._exposed.intersection(boxes):
+                        findings.append(self._merged(event))
                 case HandExposed(box=box):
+                    self._exposed.add(box)
                     findings += self._ended(event, box)
         return findings
 

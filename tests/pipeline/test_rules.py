@@ -39,6 +39,7 @@ from pipeline.round.events import (
     WoodpileBuilt,
 )
 from pipeline.rules import RULES, UNOBSERVABLE, RulesChecker, RulesConfig
+from pipeline.rules.hands_mixed import HandsMixed
 
 ROOT = Path(__file__).resolve().parents[2]
 FPS = 5
@@ -645,6 +646,17 @@ def test_hands_mixed_says_whether_the_hands_can_be_rebuilt():
     lost = play(Round(merge=((3, 5), False))).of("hands_mixed", AlertState.OPEN)[0]
     assert "reconstruct" in rebuilt.message and rebuilt.evidence["reconstructible"] is True
     assert "void" in lost.message and lost.evidence["reconstructible"] is False
+
+
+def test_hands_lying_together_after_one_of_them_was_exposed_are_no_mixing():
+    """r_black_gold_row_dealer_62015 (a training look): box 4's hand exposed and settled, then
+    seen as it was gathered lying with tiles counted to box 3. Shown and judged, an exposed hand
+    can hide nothing; two hands not exposed still raise."""
+    rule, state = HandsMixed(RulesConfig()), TableState(9, 1.0, 0, Phase.SETTLEMENT, 1)
+    merged = HandsMerged(9, 1.0, (3, 4), tuple(range(8)), True)
+    assert rule.update(state, [HandExposed(5, 0.5, 4, False, (), (), (), ())]) == []
+    assert rule.update(state, [merged]) == []
+    assert len(HandsMixed(RulesConfig()).update(state, [merged])) == 1
 
 
 # --- lifecycle --------------------------------------------------------------------------------
