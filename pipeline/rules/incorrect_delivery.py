@@ -52,11 +52,11 @@ def _assumed(
     a tile count short of four: a count is *at least* what the camera sees (tiles set down
     together overlap, lie stacked or under the dealer's hand), so only a count over four
     (boxes in ``over``, found with every tile of the set counted) is evidence, and it is
-    certain at once. Four tiles short in one box
-    are four too many in another: a five-and-three deal is caught at its five. A box that
-    received no tiles by the end of the deal likewise needs every tile of the set counted
-    elsewhere (``whole``): with some unseen, its hand may be the unseen ones (a look the
-    detector finds few tiles on: r_purple_spots_62006, a training look, 3 tiles counted)."""
+    certain at once. Four tiles short in one box are four too many in another: a
+    five-and-three deal is caught at its five. A box that received no tiles by the end of the
+    deal likewise needs every tile of the set counted elsewhere (``whole``): with some unseen,
+    its hand may be the unseen ones (a look the detector finds few tiles on:
+    r_purple_spots_62006, a training look, 3 tiles counted)."""
     if problem.kind is DeliveryProblemKind.WRONG_FIRST_BOX:
         return problem.box in unseen or first in unseen or (not complete and first not in served)
     if problem.kind is DeliveryProblemKind.OUT_OF_ORDER:
