@@ -196,27 +196,28 @@ class DiceFinder:
         are the area's print or a die's shadow or side taken for a die (two_rows_wine, a look
         never learnt: a stroke of the ring beside a die, read as a die at 0.54, made four dice
         and the throw was never read). Otherwise which dice are the throw is left unknown."""
-        dice = np.flatnonzero(detections.class_id == DIE)
-        inside = [i for i in dice if self._inside(*_centre(detections.xyxy[i]))]
-        if len(inside) <= DICE_COUNT:
+        inside = self._centred_in_area(detections, detections.class_id == DIE)
+        if inside.sum() <= DICE_COUNT:
             return detections
-        held = [i for i in inside if any(_covers(detections.xyxy[i : i + 1], b)[0] for b in blobs)]
-        if len(held) != DICE_COUNT:
-            return detections
-        keep = np.ones(len(detections), bool)
-        keep[[i for i in inside if i not in held]] = False
-        return detections[keep]
+        held = np.zeros(len(detections), bool)
+        for blob in blobs:
+            held |= inside & _covers(detections.xyxy, blob)
+        return detections if held.sum() != DICE_COUNT else detections[~inside | held]
 
     def _tiles_in_area(self, detections: Detections) -> np.ndarray:
         """Which detections are tiles centred in the dice area: no tile lies there in a round
         (dice are thrown into it, tiles are dealt to the boxes), so a tile read there is dice
         and the area's print seen as one; it hides no die (red_dealer_mpeg4/clean_10000: dark
         dice beside the upturned "DICE" lettering read as a face-up tile at 0.85)."""
-        tiles = np.isin(detections.class_id, (TILE_DOWN, TILE_UP))
-        for i in np.flatnonzero(tiles):
+        return self._centred_in_area(detections, np.isin(detections.class_id, (TILE_DOWN, TILE_UP)))
+
+    def _centred_in_area(self, detections: Detections, which: np.ndarray) -> np.ndarray:
+        """Which of the detections ``which`` (a mask) are centred in the dice area."""
+        inside = which.copy()
+        for i in np.flatnonzero(which):
             x1, y1, x2, y2 = detections.xyxy[i]
-            tiles[i] = self._inside((x1 + x2) / 2, (y1 + y2) / 2)
-        return tiles
+            inside[i] = self._inside((x1 + x2) / 2, (y1 + y2) / 2)
+        return inside
 
     def _sure(self, reading: tuple[int, float]) -> bool:
         face, p = reading
@@ -323,10 +324,6 @@ def _blobs(mask: np.ndarray) -> tuple[np.ndarray, list[tuple[int, int, int, int,
     each connected blob."""
     n, labels, stats, _ = cv2.connectedComponentsWithStats(mask)
     return labels, [tuple(int(v) for v in stats[i]) for i in range(1, n)]
-
-
-def _centre(box) -> tuple[float, float]:
-    return float(box[0] + box[2]) / 2, float(box[1] + box[3]) / 2
 
 
 def _covers(xyxy: np.ndarray, box) -> np.ndarray:
