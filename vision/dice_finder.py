@@ -37,6 +37,13 @@ dice, 63.5 mm tiles), so the finder looks there for what a die looks like:
    read as in 1-5, nothing taken away.
 7. more dice than a throw has centred in the area, exactly three of them holding a die-like
    blob of 4: the others are dropped (the print, a die's shadow or its side seen as a die).
+8. fewer dice than a throw has found so far: a die the felt's colour (red dice on red felt)
+   shows only its pips far from the felt, and 3 finds no blob a die's size. So the picture
+   without the area's print (6) is closed with ``pip_join`` of a die's side, which joins a
+   die's pips into one blob, then opened as in 3; each blob is read in a box a die's size
+   around its middle, on the terms of 5 (red_dealer_mpeg4/banker_underfunded_21200: a red 4
+   on red felt, unfound by the detector and by 3, its throw never read). A lone pip (a 1)
+   stays too small: doubt, no die.
 
 A found die is a die detection of ``confidence`` (enough to start a track): from there the
 tracker, the round and its rules treat it as any die. Doubt stays doubt: a blob the reader
@@ -96,6 +103,11 @@ class DiceFinderConfig:
     # lies; lower: a weak chip (a die the detector half takes for a chip) hides a die, higher:
     # a chip's printed middle can be found as a die
     block_confidence: float = 0.5
+    # the closing disc, in die sides, of the look for dice the felt's colour (8): a 4's pips
+    # lie at the corners of a square 0.56 of a side wide, 0.2 across, so the square's middle
+    # lies 0.3 of a side from them: a disc wider than 0.6 fills it (0.75: a disc is a whole
+    # number of pixels); then opened with ``open_die``, as any die's blob
+    pip_join: float = 0.75
 
 
 class DiceFinder:
@@ -187,8 +199,16 @@ class DiceFinder:
         more = list(dict.fromkeys(instead.values()))
         known |= dict(zip(more, self._read(image, more), strict=True))
         sure |= {b: (a, *known[a]) for b, a in instead.items() if self._sure(known[a])}
+        found = [sure[b] for b in boxes if b in sure]
+        dice = self._centred_in_area(detections, taken & (detections.class_id == DIE)).sum()
+        if bare is not None and dice + len(found) < DICE_COUNT:
+            held = [*detections.xyxy[taken], *(box for box, _, _ in found)]
+            pips = [b for b in self._pip_boxes(*bare) if not _touch(hands, b, self.die_px)]
+            pips = [b for b in pips if not len(held) or not _covers(np.array(held), b).any()]
+            known |= dict(zip(pips, self._read(image, pips), strict=True))
+            found += [(b, *known[b]) for b in pips if self._sure(known[b])]
         self._known = known
-        return [sure[b] for b in boxes if b in sure], [sure[b] for b in again if b in sure], blobs
+        return found, [sure[b] for b in again if b in sure], blobs
 
     def _uncrowded(self, detections: Detections, blobs: list) -> Detections:
         """``detections`` without the dice centred in the area that hold no die-like blob, when
@@ -272,10 +292,25 @@ class DiceFinder:
         far = np.sqrt((off**2).sum(axis=2)) > self.config.min_felt_distance
         return far.astype(np.uint8), x0, y0
 
-    def _die_boxes(self, far: np.ndarray, x0: int, y0: int) -> list[tuple[int, int, int, int]]:
-        """Boxes of the die-like blobs of ``far`` whose centre lies in the dice area."""
+    def _pip_boxes(self, bare: np.ndarray, x0: int, y0: int) -> list[tuple[int, int, int, int]]:
+        """Boxes a die's size around each die-like blob of a die's pips joined in ``bare`` (the
+        picture without the print) whose centre lies in the dice area (8)."""
+        join, half = self.config.pip_join, self.die_px / 2
+        return [
+            tuple(round(v) for v in ((x1 + x2) / 2 - half, (y1 + y2) / 2 - half))
+            + tuple(round(v) for v in ((x1 + x2) / 2 + half, (y1 + y2) / 2 + half))
+            for x1, y1, x2, y2 in self._die_boxes(bare, x0, y0, close=join)
+        ]
+
+    def _die_boxes(
+        self, far: np.ndarray, x0: int, y0: int, close: float | None = None, opening=None
+    ) -> list[tuple[int, int, int, int]]:
+        """Boxes of the die-like blobs of ``far`` whose centre lies in the dice area (closed and
+        opened with ``close`` and ``opening`` of a die's side; default: the config's)."""
         cfg, die = self.config, self.die_px
-        mask = _opened(_closed(far, cfg.close_die * die), cfg.open_die * die)
+        close = cfg.close_die if close is None else close
+        opening = cfg.open_die if opening is None else opening
+        mask = _opened(_closed(far, close * die), opening * die)
         labels, blobs = _blobs(mask)
         long = [i + 1 for i, b in enumerate(blobs) if max(b[2], b[3]) > cfg.split_dice * die]
         if long:

@@ -237,3 +237,44 @@ def test_a_die_touching_the_print_is_read_in_its_own_blob_once_the_print_is_know
     assert len(found) == 1 and found.face[0] == FACE_CLASSES.index("die_4")
     ((x1, y1, x2, y2),) = found.xyxy
     assert x2 <= 152 and abs((x1 + x2) / 2 - 142) <= 2 and abs((y1 + y2) / 2 - 160) <= 2
+
+
+def felt_coloured_die(image: np.ndarray, x: int, y: int, pips: int = 4) -> np.ndarray:
+    """A die the felt's colour at ``(x, y)``: only its white pips (of a 17-px side: 0.28 of a
+    side from the middle, 5 px square, as a blurred picture shows them) stand out of the felt."""
+    offsets = {1: [(0, 0)], 4: [(-5, -5), (5, -5), (-5, 5), (5, 5)]}[pips]
+    for dx, dy in offsets:
+        cv2.rectangle(
+            image, (x + dx - 2, y + dy - 2), (x + dx + 2, y + dy + 2), (235, 240, 240), -1
+        )
+    return image
+
+
+def test_a_die_the_felt_s_colour_is_found_by_its_pips_once_the_print_is_known():
+    """Red dice on red felt (red_dealer_mpeg4): no blob a die's size is far from the felt, only
+    its pips, which the pip look joins; read in a box a die's size around them."""
+    finder = DiceFinder(AREA, TILE_PX, die_value_reader(4))
+    assert len(finder(table(dice=()), Detections())) == 0  # the print alone
+    found = finder(felt_coloured_die(table(dice=()), 185, 190), Detections())
+    assert len(found) == 1 and found.face[0] == FACE_CLASSES.index("die_4")
+    ((x1, y1, x2, y2),) = found.xyxy
+    assert abs((x1 + x2) / 2 - 185) <= 2 and abs((y1 + y2) / 2 - 190) <= 2
+    assert abs((x2 - x1) - TILE_PX * 16 / 63.5) <= 1  # a die's side
+
+
+def test_the_pip_look_waits_for_the_print_and_leaves_a_lone_pip_and_a_whole_throw_alone():
+    picture = felt_coloured_die(table(dice=()), 185, 190)
+    assert len(DiceFinder(AREA, TILE_PX, die_value_reader(4))(picture, Detections())) == 0
+    finder = DiceFinder(AREA, TILE_PX, die_value_reader(1))
+    finder(table(dice=()), Detections())
+    assert len(finder(felt_coloured_die(table(dice=()), 185, 190, pips=1), Detections())) == 0
+    finder = DiceFinder(AREA, TILE_PX, die_value_reader(4))
+    finder(table(dice=()), Detections())
+    three = Detections(
+        np.array([[120, 110, 137, 127], [140, 110, 157, 127], [160, 110, 177, 127]], np.float32),
+        np.full(3, DIE, np.int32),
+        np.full(3, 0.8, np.float32),
+        np.full(3, FACE_CLASSES.index("die_2"), np.int32),
+        np.full(3, 0.99, np.float32),
+    )
+    assert len(finder(picture, three)) == 3  # a throw's three dice found: nothing looked for
