@@ -203,8 +203,11 @@ class DiceFinder:
         dice = self._centred_in_area(detections, taken & (detections.class_id == DIE)).sum()
         if bare is not None and dice + len(found) < DICE_COUNT:
             held = [*detections.xyxy[taken], *(box for box, _, _ in found)]
-            pips = [b for b in self._pip_boxes(*bare) if not _touch(hands, b, self.die_px)]
-            pips = [b for b in pips if not len(held) or not _covers(np.array(held), b).any()]
+            pips = [
+                b
+                for b in self._pip_boxes(*bare)
+                if not _touch(hands, b, self.die_px) and not _covers(held, b).any()
+            ]
             known |= dict(zip(pips, self._read(image, pips), strict=True))
             found += [(b, *known[b]) for b in pips if self._sure(known[b])]
         self._known = known
@@ -295,22 +298,23 @@ class DiceFinder:
     def _pip_boxes(self, bare: np.ndarray, x0: int, y0: int) -> list[tuple[int, int, int, int]]:
         """Boxes a die's size around each die-like blob of a die's pips joined in ``bare`` (the
         picture without the print) whose centre lies in the dice area (8)."""
-        join, half = self.config.pip_join, self.die_px / 2
+        half = self.die_px / 2
+        centres = [
+            ((x1 + x2) / 2, (y1 + y2) / 2)
+            for x1, y1, x2, y2 in self._die_boxes(bare, x0, y0, self.config.pip_join)
+        ]
         return [
-            tuple(round(v) for v in ((x1 + x2) / 2 - half, (y1 + y2) / 2 - half))
-            + tuple(round(v) for v in ((x1 + x2) / 2 + half, (y1 + y2) / 2 + half))
-            for x1, y1, x2, y2 in self._die_boxes(bare, x0, y0, close=join)
+            (round(x - half), round(y - half), round(x + half), round(y + half)) for x, y in centres
         ]
 
     def _die_boxes(
-        self, far: np.ndarray, x0: int, y0: int, close: float | None = None, opening=None
+        self, far: np.ndarray, x0: int, y0: int, close: float | None = None
     ) -> list[tuple[int, int, int, int]]:
-        """Boxes of the die-like blobs of ``far`` whose centre lies in the dice area (closed and
-        opened with ``close`` and ``opening`` of a die's side; default: the config's)."""
+        """Boxes of the die-like blobs of ``far`` whose centre lies in the dice area (closed with
+        ``close`` of a die's side, the config's ``close_die`` by default)."""
         cfg, die = self.config, self.die_px
         close = cfg.close_die if close is None else close
-        opening = cfg.open_die if opening is None else opening
-        mask = _opened(_closed(far, close * die), opening * die)
+        mask = _opened(_closed(far, close * die), cfg.open_die * die)
         labels, blobs = _blobs(mask)
         long = [i + 1 for i, b in enumerate(blobs) if max(b[2], b[3]) > cfg.split_dice * die]
         if long:
