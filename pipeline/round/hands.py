@@ -131,6 +131,7 @@ def _merged_boxes(
         and shown[box] < HAND_TILES
         and box not in memory.collected
     ]
+    gone = _gone_to(view, memory, shown)
     found: dict[frozenset[int], list[int]] = {}
     for zone_box in range(1, BOX_COUNT + 1):
         zone = f"box_{zone_box}"
@@ -139,7 +140,7 @@ def _merged_boxes(
             i
             for i in hidden
             if (last := memory.last_zone.get(i))
-            and last[0] == zone
+            and gone.get(memory.delivered[i], last[0]) == zone
             and view.time_s - last[1] >= cfg.hidden_tile_hold_s
         ]
         if len(ids) <= HAND_TILES:
@@ -149,6 +150,29 @@ def _merged_boxes(
         if len(boxes) >= 2:
             found[boxes] = [i for i in ids if i not in memory.delivered]
     return found
+
+
+def _gone_to(view: FrameView, memory: RoundMemory, shown: Counter) -> dict[int, str]:
+    """Hands gone from their box into another: box -> the zone where its unseen tiles lie. A
+    hand is gone when none of its tiles is seen in its box, uncovered; it went where one of
+    its tiles was seen resting since, in another box seen holding more tiles than a hand since
+    (a hand laid on another shows five tiles, the rest under them:
+    red_dealer_mpeg4/hands_mixed_20700, box 2's hand laid on box 3's)."""
+    for zone_box in range(1, BOX_COUNT + 1):
+        if len(_seen_in(view, zone := f"box_{zone_box}")) > HAND_TILES:
+            memory.crowded_s[zone] = view.time_s
+    gone: dict[int, str] = {}
+    for box, ids in memory.hands.items():
+        if shown[box] or memory.covered_s.get(box) == view.time_s or box in memory.collected:
+            memory.gone_s.pop(box, None)
+            continue
+        since = memory.gone_s.setdefault(box, view.time_s)
+        sightings = [memory.last_zone[i] for i in ids if i in memory.last_zone]
+        zone, seen_s = max(sightings, key=lambda z: z[1], default=("", -inf))
+        elsewhere = zone.startswith("box_") and zone != f"box_{box}"
+        if elsewhere and seen_s >= since and memory.crowded_s.get(zone, -inf) >= since:
+            gone[box] = zone
+    return gone
 
 
 def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:

@@ -286,6 +286,10 @@ class RoundMemory:
     # boxes whose hands are seen lying together -> since when (every frame since)
     merges: dict[frozenset[int], float] = field(default_factory=dict)
     merges_reported: set[frozenset[int]] = field(default_factory=set)  # this episode
+    gone_s: dict[int, float] = field(default_factory=dict)  # box -> since when none of its
+    # hand's tiles is seen in it, uncovered
+    crowded_s: dict[str, float] = field(default_factory=dict)  # box zone -> last seen holding
+    # more tiles than a hand
     exposed: dict[int, float] = field(default_factory=dict)  # box -> when found exposed
     partly_seen_s: dict[int, float] = field(default_factory=dict)  # box -> since when its
     # hand has shown three tiles face up, the fourth unseen (exposure)

@@ -1269,6 +1269,31 @@ def test_a_hand_set_down_over_another_is_mixed_though_its_tiles_are_hidden():
     assert merged.boxes == (5, 6) and set(five) <= set(merged.track_ids)
 
 
+def test_a_hand_laid_on_another_is_mixed_though_one_of_its_tiles_shows():
+    """The dealer lays box 5's hand on box 6's (red_dealer_mpeg4/hands_mixed_20700, a
+    held-out look, session 42): box 6 shows five tiles, one of them box 5's; the tracker
+    loses the other three where they lay, and box 5 lies bare, uncovered. A hand gone from
+    its box lies where its tile is seen, in a box holding more than a hand."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    table.drop(*five[1:])
+    table.put(tile(five[0], (600.0, 240.0), "box_6"))
+    table.step(8)
+    (merged,) = table.of(HandsMerged)
+    assert merged.boxes == (5, 6) and set(five) <= set(merged.track_ids)
+
+
+def test_a_hand_under_a_players_hand_is_not_gone_where_a_swapped_id_shows():
+    """Box 5's tiles hidden under its player's hand while the tracker shows one of their ids
+    in box 6 among its four: box 5 is covered, not bare, so its hand went nowhere."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    table.drop(*five[1:])
+    table.put(tile(five[0], (600.0, 240.0), "box_6"), hand(900, (500.0, 200.0), "box_5"))
+    table.step(8)
+    assert table.of(HandsMerged) == []
+
+
 def test_tiles_carried_over_a_box_and_seen_again_elsewhere_are_no_mixing():
     """The dealer carries the bank's tiles to the work area over a box (two_rows_wine,
     session 24): hidden in the hand a moment, they are seen again before the hold."""
