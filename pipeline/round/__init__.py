@@ -12,7 +12,7 @@ The modules, in the order a frame goes through them:
 - :mod:`~pipeline.round.throw`: the dice, read once they hold still;
 - :mod:`~pipeline.round.delivery`: the groups of tiles dealt to the boxes;
 - :mod:`~pipeline.round.hands`: the round after delivery (collected, set, merged, exposed and
-  settled hands);
+  settled hands), with :mod:`~pipeline.round.mixing`, hands lying together in one box;
 - :mod:`~pipeline.round.events`: the events and :class:`~pipeline.round.events.TableState`,
   what the rules, the journal and the review read;
 - :mod:`~pipeline.round.oracle`: ground-truth tracks for measuring the reconstructor apart from

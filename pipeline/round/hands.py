@@ -7,8 +7,9 @@ track ids, wherever its tiles lie:
 - **set**: a box's four tiles, alone in the box, face down and still, lying as two pairs with a
   gap (:func:`~pipeline.round.tracks.split_pairs`). High and low are told apart by the faces when
   the tracker knows them. A new pairing of the same box is a new :class:`HandSet`.
-- **merged**: a box holds tiles delivered to two or more boxes (or tiles the tracker lost and
-  found again under new ids). Reconstructible when every tile of the hands still has its id.
+- **merged** (:mod:`pipeline.round.mixing`): a box holds tiles delivered to two or more boxes
+  (or tiles the tracker lost and found again under new ids). Reconstructible when every tile
+  of the hands still has its id.
 - **exposed**: all four tiles of a hand face up and still (while the dealer exposes hands, two
   or three, the others hidden or lying under them: :func:`_partly_seen`); the chung box's hand
   is the bank's.
@@ -22,7 +23,6 @@ track ids, wherever its tiles lie:
 
 from __future__ import annotations
 
-from collections import Counter
 from math import inf
 
 import numpy as np
@@ -33,19 +33,17 @@ from pipeline.round.events import (
     HandCollected,
     HandExposed,
     HandSet,
-    HandsMerged,
     Outcome,
     Phase,
     TableEvent,
 )
 from pipeline.round.memory import Exposing, RoundConfig, RoundMemory
+from pipeline.round.mixing import HAND_TILES, merge, seen_in
 from pipeline.round.tracks import FrameView, rank_pairs, split_pairs
 from vision.geometry import cover_matrix
 from vision.types import Track
 
 WORK_AREA = "work_area"
-HAND_TILES = 4
-MIXED_MIN_TILES = 2
 
 
 def _hand_tracks(view: FrameView, memory: RoundMemory, box: int) -> list[Track] | None:
@@ -100,102 +98,6 @@ def _set(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     return events
 
 
-def _merged_boxes(
-    view: FrameView, memory: RoundMemory, cfg: RoundConfig
-) -> dict[frozenset[int], list[int]]:
-    """Boxes whose hands lie together in one box (at least ``MIXED_MIN_TILES`` tiles of each:
-    one tile the tracker swapped is not a mixing), with the unknown tiles found among them.
-    The box must hold more tiles than one hand: four tiles whose ids come from two hands are
-    the tracker swapping ids between neighbouring boxes (players' arms over them), not hands
-    put together.
-
-    A delivered tile not seen now lies where it was last seen (tiles do not vanish): a hand
-    set down over another is seen as four or five tiles, the ones beneath hidden, each seen
-    in that box for a moment as it came. It counts there while its own box shows fewer than
-    four of its hand's tiles (the hand left its box), once hidden for ``hidden_tile_hold_s``
-    (a tile carried over a box in the dealer's hand is seen again elsewhere sooner)."""
-    for t in view.of_kind("tile"):
-        if t.last_seen_frame == view.frame and t.zone:
-            memory.last_zone[t.track_id] = (t.zone, view.time_s)
-    shown = Counter(
-        memory.delivered[t.track_id]
-        for t in view.of_kind("tile")
-        if t.last_seen_frame == view.frame
-        and t.track_id in memory.delivered
-        and t.zone == f"box_{memory.delivered[t.track_id]}"
-    )
-    hidden = [
-        i
-        for i, box in memory.delivered.items()
-        if (i not in view.tracks or view.tracks[i].last_seen_frame != view.frame)
-        and shown[box] < HAND_TILES
-        and box not in memory.collected
-    ]
-    gone = _gone_to(view, memory, shown)
-    found: dict[frozenset[int], list[int]] = {}
-    for zone_box in range(1, BOX_COUNT + 1):
-        zone = f"box_{zone_box}"
-        ids = [t.track_id for t in _seen_in(view, zone)]
-        ids += [
-            i
-            for i in hidden
-            if (last := memory.last_zone.get(i))
-            and gone.get(memory.delivered[i], last[0]) == zone
-            and view.time_s - last[1] >= cfg.hidden_tile_hold_s
-        ]
-        if len(ids) <= HAND_TILES:
-            continue
-        origins = Counter(memory.delivered[i] for i in ids if i in memory.delivered)
-        boxes = frozenset(b for b, n in origins.items() if n >= MIXED_MIN_TILES)
-        if len(boxes) >= 2:
-            found[boxes] = [i for i in ids if i not in memory.delivered]
-    return found
-
-
-def _gone_to(view: FrameView, memory: RoundMemory, shown: Counter) -> dict[int, str]:
-    """Hands gone from their box into another: box -> the zone where its unseen tiles lie. A
-    hand is gone when none of its tiles is seen in its box, uncovered; it went where one of
-    its tiles was seen resting since, in another box seen holding more tiles than a hand since
-    (a hand laid on another shows five tiles, the rest under them:
-    red_dealer_mpeg4/hands_mixed_20700, box 2's hand laid on box 3's)."""
-    for zone_box in range(1, BOX_COUNT + 1):
-        if len(_seen_in(view, zone := f"box_{zone_box}")) > HAND_TILES:
-            memory.crowded_s[zone] = view.time_s
-    gone: dict[int, str] = {}
-    for box, ids in memory.hands.items():
-        if shown[box] or memory.covered_s.get(box) == view.time_s or box in memory.collected:
-            memory.gone_s.pop(box, None)
-            continue
-        since = memory.gone_s.setdefault(box, view.time_s)
-        sightings = [memory.last_zone[i] for i in ids if i in memory.last_zone]
-        zone, seen_s = max(sightings, key=lambda z: z[1], default=("", -inf))
-        elsewhere = zone.startswith("box_") and zone != f"box_{box}"
-        if elsewhere and seen_s >= since and memory.crowded_s.get(zone, -inf) >= since:
-            gone[box] = zone
-    return gone
-
-
-def _merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
-    """Tiles of two hands seen lying together in every frame for ``merge_hold_s``:
-    HandsMerged once per episode (a moment's surplus track, players' hands passing over
-    neighbouring boxes, is the tracker's doubt, not a mixing)."""
-    if not memory.delivery_done:
-        return []
-    found = _merged_boxes(view, memory, cfg)
-    memory.merges = {b: memory.merges.get(b, view.time_s) for b in found}
-    memory.merges_reported &= set(found)
-    events: list[TableEvent] = []
-    for boxes, unknown in found.items():
-        if boxes in memory.merges_reported or view.time_s - memory.merges[boxes] < cfg.merge_hold_s:
-            continue
-        memory.merges_reported.add(boxes)
-        ids = [i for b in sorted(boxes) for i in memory.hands.get(b, [])]
-        whole = not unknown and all(i in view.tracks for i in ids)
-        everything = tuple(sorted({*ids, *unknown}))
-        events.append(HandsMerged(view.frame, view.time_s, tuple(sorted(boxes)), everything, whole))
-    return events
-
-
 def _exposed_pairs(
     memory: RoundMemory, cfg: RoundConfig, exposing: Exposing
 ) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -230,14 +132,14 @@ def _exposed_tracks(
     (:func:`_partly_seen`). The bank's may be turned over anywhere: the tiles
     delivered to the chung box, else the four seen in it, else (the chung box emptied and
     the tracker lost the ids under the dealer's hand) four face-up tiles in the work area."""
-    in_box = _face_up_still(view, _seen_in(view, f"box_{box}"))
+    in_box = _face_up_still(view, seen_in(view, f"box_{box}"))
     if in_box is not None:
         return in_box
     if box != cfg.chung_box:
         return _partly_seen(view, memory, cfg, box)
     found = _face_up_still(view, _hand_tracks(view, memory, box))
-    if found is None and not _seen_in(view, f"box_{box}"):
-        work = [t for t in _seen_in(view, WORK_AREA) if t.face_up is True]
+    if found is None and not seen_in(view, f"box_{box}"):
+        work = [t for t in seen_in(view, WORK_AREA) if t.face_up is True]
         found = _face_up_still(view, work)
     return found
 
@@ -262,7 +164,7 @@ def _partly_seen(
     A tile of the hand seen face down anywhere else (a peek, a tile not turned yet), or a hand
     tile seen elsewhere, is no hand exposed."""
     ids = memory.hands.get(box, [])
-    seen = _seen_in(view, f"box_{box}")
+    seen = seen_in(view, f"box_{box}")
     up = [t for t in seen if t.face_up is True]
     shown = {t.track_id for t in seen}
     hidden = [view.tracks[i] for i in ids if i not in shown and i in view.tracks]
@@ -298,13 +200,6 @@ def _each_under(down: list[Track], up: list[Track], share: float) -> bool:
             return False
         free.remove(max(over, key=lambda k: row[k]))
     return True
-
-
-def _seen_in(view: FrameView, zone: str) -> list[Track]:
-    """Tiles resting in ``zone`` and seen there this frame (not tracks kept for hidden tiles,
-    nor a tile seen again elsewhere whose resting zone still holds where a hidden track was
-    carried: the tile lies where it is seen)."""
-    return [t for t in view.resting_in(zone) if t.last_seen_frame == view.frame and t.zone == zone]
 
 
 def _expose(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:
@@ -444,5 +339,5 @@ def finish_round(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list
     return events
 
 
-HAND_STEPS = (_collect, _set, _merge, _expose, _report_exposed, _settle_quiet)
+HAND_STEPS = (_collect, _set, merge, _expose, _report_exposed, _settle_quiet)
 """Steps after delivery, run each frame after the reconstructor's own."""

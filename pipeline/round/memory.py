@@ -72,7 +72,8 @@ class RoundConfig:
     # exposed, the hidden tile's face unknown (it lies under another, or the detector misses
     # it); higher: a tile hidden a moment under the dealer's hand as it turns is waited for
     # longer, lower: the hand's exposure (its settlement) comes sooner. A delivered tile
-    # hidden this long lies where it was last seen (hands_mixed)
+    # hidden this long lies where it was last seen (hands_mixed), and one seen going from its
+    # box into another within this is where its hand went, once its box lies bare
     under_share: float = 0.2  # while the dealer exposes hands, a player's hand with two or
     # three tiles face up and still in its box and each other one seen face down with this
     # share of its box covered by a face-up one (a tilted camera sees a tile partly under its
@@ -288,6 +289,8 @@ class RoundMemory:
     merges_reported: set[frozenset[int]] = field(default_factory=set)  # this episode
     gone_s: dict[int, float] = field(default_factory=dict)  # box -> since when none of its
     # hand's tiles is seen in it, uncovered
+    went: dict[int, str] = field(default_factory=dict)  # box -> the box zone one of its
+    # hand's tiles was seen going to, while none is seen in its own
     crowded_s: dict[str, float] = field(default_factory=dict)  # box zone -> last seen holding
     # more tiles than a hand
     exposed: dict[int, float] = field(default_factory=dict)  # box -> when found exposed

@@ -1283,6 +1283,19 @@ def test_a_hand_laid_on_another_is_mixed_though_one_of_its_tiles_shows():
     assert merged.boxes == (5, 6) and set(five) <= set(merged.track_ids)
 
 
+def test_a_hand_gone_is_not_where_one_of_its_ids_is_found_again_long_after():
+    """Box 5's hand taken off the table out of sight (teal_dim/clean_10002 at review's
+    stride, session 42: an unused hand carried away), one of its ids found again a second
+    later on a tile of box 6, which shows five: the tile was not seen going there."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    table.drop(*five)
+    table.step(5)
+    table.put(tile(five[0], (600.0, 240.0), "box_6"))
+    table.step(8)
+    assert table.of(HandsMerged) == []
+
+
 def test_a_hand_under_a_players_hand_is_not_gone_where_a_swapped_id_shows():
     """Box 5's tiles hidden under its player's hand while the tracker shows one of their ids
     in box 6 among its four: box 5 is covered, not bare, so its hand went nowhere."""
