@@ -64,11 +64,11 @@ def _merged_boxes(
         and shown[box] < HAND_TILES
         and box not in memory.collected
     ]
-    gone = _gone_to(view, memory, shown)
+    seen = {z: seen_in(view, z) for z in (f"box_{b}" for b in range(1, BOX_COUNT + 1))}
+    gone = _gone_to(view, memory, shown, seen)
     found: dict[frozenset[int], list[int]] = {}
-    for zone_box in range(1, BOX_COUNT + 1):
-        zone = f"box_{zone_box}"
-        ids = [t.track_id for t in seen_in(view, zone)]
+    for zone, lying in seen.items():
+        ids = [t.track_id for t in lying]
         ids += [
             i
             for i in hidden
@@ -96,14 +96,16 @@ def _going(memory: RoundMemory, cfg: RoundConfig, tile: Track, now_s: float) -> 
         memory.went[home] = tile.zone
 
 
-def _gone_to(view: FrameView, memory: RoundMemory, shown: Counter) -> dict[int, str]:
+def _gone_to(
+    view: FrameView, memory: RoundMemory, shown: Counter, seen: dict[str, list[Track]]
+) -> dict[int, str]:
     """Hands gone from their box into another: box -> the zone its unseen tiles lie in. A hand
     is gone while none of its tiles is seen in its box, uncovered; it went where one of them
     was seen going (not a track lost and found again there: teal_dim/clean_10002 at stride 2,
     a collected hand's id), to a box seen holding more tiles than a hand since (a hand laid on
     another: red_dealer_mpeg4/hands_mixed_20700, five tiles seen, one of them box 2's)."""
-    for zone_box in range(1, BOX_COUNT + 1):
-        if len(seen_in(view, zone := f"box_{zone_box}")) > HAND_TILES:
+    for zone, lying in seen.items():  # ``seen``: each box's tiles seen lying in it now
+        if len(lying) > HAND_TILES:
             memory.crowded_s[zone] = view.time_s
     gone: dict[int, str] = {}
     for box in memory.hands:
