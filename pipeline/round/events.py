@@ -133,7 +133,8 @@ class DiceRead:
     """Three dice read in the dice area. ``flat=False``: the reader saw a die not lying flat,
     its value is None and there is no first box: the dice must be re-shaken. ``flat=None``: a
     die stayed unread and was not seen tipped either: the throw is unknown (no first box, no
-    irregularity: doubt is not an alert)."""
+    irregularity: doubt is not an alert). ``confidence``: how sure the reading of the
+    least sure die is (:attr:`vision.types.Track.die_confidence`)."""
 
     frame: int
     time_s: float
@@ -141,6 +142,7 @@ class DiceRead:
     total: int | None
     first_box: int | None
     flat: bool | None
+    confidence: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -432,16 +434,18 @@ def describe(event: TableEvent) -> str:
             return f"bank: {mode}, stake {stake} against wagers {total}"
         case NoMoreBets(reason=reason):
             return f"no more bets (inferred: {reason})"
-        case DiceRead(values=values, total=total, first_box=first, flat=True):
+        case DiceRead(values=values, total=total, first_box=first, flat=True, confidence=sure):
             shown = " ".join(str(v) for v in values)
-            return f"dice read {shown} (total {total}): first box {first}"
+            return f"dice read {shown} (total {total}, sure {sure:.2f}): first box {first}"
         case RoundEnded(round_index=n, phase=phase, fault=fault) if fault:
             return f"round {n} given up at {phase}: {fault}"
         case RoundEnded(round_index=n, phase=phase, complete=complete):
             return f"round {n} ended at {phase}" + ("" if complete else " (incomplete)")
-        case DiceRead(values=values, flat=flat):
-            what = "dice not flat: " if flat is False else "dice unread: "
-            return what + " ".join("?" if v is None else str(v) for v in values)
+        case DiceRead(values=values, flat=False, confidence=sure):
+            shown = " ".join("?" if v is None else str(v) for v in values)
+            return f"dice not flat: {shown} (sure {sure:.2f})"
+        case DiceRead(values=values):
+            return "dice unread: " + " ".join("?" if v is None else str(v) for v in values)
         case GroupDelivered(box=box, order_index=k, tile_count=n, track_ids=ids, order_seen=seen):
             text = f"group {k} delivered to box {box}: {n} tiles [{_ids(ids)}]"
             return text + ("" if seen else " (order not seen)")

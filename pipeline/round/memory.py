@@ -153,6 +153,7 @@ class Throw:
     # a die of it read tipped and read a value, both while it lay still (which is wrong is not
     # known: the throw is unread; a re-shake that follows says the die was not flat)
     torn: bool = False
+    confidence: float = 1.0  # how sure the reading of its least sure die is now
 
 
 @dataclass

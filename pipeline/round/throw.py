@@ -16,6 +16,8 @@ of :data:`pipeline.round.phases.STEPS`).
   Dice found thrown again after the throw read, before the deal, void that read
   (``DiceRead(flat=None)``, no first box) until the new throw is read.
   Dice appearing before "no more bets" was inferred call it (:mod:`pipeline.round.wagers`).
+  A read carries how sure its least sure die is (``DiceRead.confidence``): a rule may take a
+  weak read for doubt (``incorrect_delivery``'s ``sure_throw``).
 """
 
 from __future__ import annotations
@@ -49,14 +51,16 @@ def _read_throw(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[
         flat = False if throw.tipped and not throw.blurred else None  # else doubt
         if flat is None and throw.torn:
             memory.torn_throw = throw
-        return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, flat)]
+        sure = throw.confidence
+        return [DiceRead(throw.since_frame, throw.since_s, throw.values, None, None, flat, sure)]
     if waited_s < cfg.dice_hold_s:
         return []
     throw.reported = True
     values = tuple(v for v in throw.values if v is not None)
     memory.dice, memory.dice_since_s = values, throw.since_s
     memory.first_box = first_box(values, cfg.chung_box, cfg.first_box_offset)
-    read = DiceRead(throw.since_frame, throw.since_s, values, sum(values), memory.first_box, True)
+    total, sure = sum(values), throw.confidence
+    read = DiceRead(throw.since_frame, throw.since_s, values, total, memory.first_box, True, sure)
     torn, memory.torn_throw = memory.torn_throw, None
     reshaken = (  # the throw before, unread with a die read tipped: the re-shake says so
         [DiceRead(torn.since_frame, torn.since_s, torn.values, None, None, False)]
@@ -178,6 +182,7 @@ def dice(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEv
     if len(dice) > DICE_COUNT:  # which three are the throw is not known: wait
         memory.throw.crowded_s = view.time_s
     throw = dice[:DICE_COUNT]
+    memory.throw.confidence = min(t.die_confidence for t in throw)
     memory.throw.tipped = any(t.face == DIE_TIPPED for t in throw)  # seen so now
     memory.throw.blurred = any(
         v is None and t.face != DIE_TIPPED for t, v in zip(throw, values, strict=True)

@@ -47,6 +47,13 @@ class RulesConfig:
     # (10.5); lower: more washes called weak. Through the live pipeline on the 32 suite rounds
     # a proper wash left 0-1 faces known, the two weak washes 6 and 8 (in oracle mode, where
     # every tile is seen, a weak wash leaves nearly all 32 known)
+    sure_throw: float = 0.6  # a throw whose least sure die reads below this (the face reader's
+    # mean probability, vision.types.Track.die_confidence) is doubt: no first box for
+    # incorrect_delivery (a misread throw made a deal dealt right look begun at the wrong box,
+    # the round void), no die tipped for dice_not_flat. Chosen on the training looks (32 rounds,
+    # stride 1): the one throw misread, 0.36; the lowest read right, 0.92; the four tipped
+    # throws, 0.92 and over. Higher: fewer throws judged, a wrong first box or a tipped die
+    # missed more often
     house_way: str = "nz"  # the house way the bank hand is checked against (paigow ways)
     settle_judge_s: float = 3.0  # a box's settlement is judged this long after, unless it
     # settles again meanwhile (a payout seen late, chips misread while the dealer pays); lower:

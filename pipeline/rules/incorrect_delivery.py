@@ -15,9 +15,10 @@ was blind, or set down out of its sight under the dealer's hand) their order is 
 no order or first-box problem is raised for them. Boxes passed over are judged only once the
 delivery is done: while the deal runs, the dealer's arm may lie over a box already served.
 One alert per round, at the box of the first problem; later problems are more evidence.
-Without a dice read (unread, or not flat) only a box given more than four tiles is judged, once
-the delivery is done: a count needs no first box, while the order the camera saw on a table it
-never learnt is no evidence without one. Ends with the round.
+Without a dice read (unread, not flat, or read less sure than ``sure_throw``: a misread throw
+makes a delivery dealt right start at the wrong box) only a box given more than four tiles is
+judged, once the delivery is done: a count needs no first box, while the order the camera saw
+on a table it never learnt is no evidence without one. Ends with the round.
 """
 
 from __future__ import annotations
@@ -85,8 +86,8 @@ class IncorrectDelivery:
         findings: list[Finding] = []
         for event in events:
             match event:
-                case DiceRead(flat=True, first_box=int(first)) if not self._groups:
-                    self._first = first
+                case DiceRead(flat=True, first_box=int(first), confidence=sure) if not self._groups:
+                    self._first = first if sure >= self.config.sure_throw else None  # else doubt
                 case DiceRead() if not self._groups:  # thrown again, unread: the first box
                     self._first = None  # the last read gave no longer holds
                 case GroupDelivered():

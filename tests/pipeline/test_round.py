@@ -79,8 +79,8 @@ def chip(tid: int, zone: str, xy=(0.0, 0.0)) -> Track:
     return Track(tid, (x - 5, y - 5, x + 5, y + 5), CHIP, None, None, None, zone, 10, 0)
 
 
-def die(tid: int, value: int | None) -> Track:
-    return Track(tid, (0, 0, 5, 5), DIE, None, None, value, "dice_area", 10, 0)
+def die(tid: int, value: int | None, sure: float = 1.0) -> Track:
+    return Track(tid, (0, 0, 5, 5), DIE, None, None, value, "dice_area", 10, 0, die_confidence=sure)
 
 
 class Table:
@@ -202,6 +202,15 @@ def test_dice_give_the_first_box_and_call_no_more_bets():
     assert table.state.phase is Phase.DICE and table.state.dice == (3, 4, 5)
 
 
+def test_a_throw_is_as_sure_as_its_least_sure_die():
+    table = woodpile_table()
+    table.put(die(300, 5, 0.84), die(301, 6, 0.36), die(302, 1))
+    table.step(3)
+    (read,) = table.of(DiceRead)
+    assert read.values == (5, 6, 1) and read.confidence == 0.36
+    assert describe(read) == f"dice read 5 6 1 (total 12, sure 0.36): first box {read.first_box}"
+
+
 def test_four_dice_resting_together_are_read_only_once_three_alone_remain():
     """two_rows_wine/tile_tracking_risk_20400 and payout_error_21100 (session 38): a fourth
     die seen with the throw (the detector's on the print) made which three were the throw a
@@ -311,6 +320,15 @@ def test_die_not_flat_then_reshaken():
     reads = table.of(DiceRead)
     assert [(r.flat, r.first_box) for r in reads] == [(False, None), (True, 4)]
     assert reads[0].values == (2, None, 6)
+
+
+def test_a_throw_read_not_flat_is_as_sure_as_its_least_sure_die_the_tipped_one_too():
+    table = woodpile_table()
+    table.put(die(300, 5, 0.51), replace(die(301, None, 0.73), face=DIE_TIPPED), die(302, 4))
+    table.step(6)
+    (read,) = table.of(DiceRead)
+    assert (read.flat, read.values, read.confidence) == (False, (5, None, 4), 0.51)
+    assert describe(read) == "dice not flat: 5 ? 4 (sure 0.51)"
 
 
 def test_a_die_read_tipped_where_another_cannot_be_read_is_doubt():

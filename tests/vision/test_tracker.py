@@ -218,6 +218,21 @@ def test_a_die_that_reads_unsure_most_of_the_time_has_no_value():
     assert track.die_value == 3
 
 
+def test_a_die_says_how_sure_its_value_is():
+    """The reader's mean probability over the window's readings of the value the die holds,
+    the others (an unsure one, another value) left out: the round tells a weak throw from a
+    sure one (r_row_blue_720p_62027, a training look: a 4 read 6 at 0.36)."""
+    six, four = FACE_CLASSES.index("die_6"), FACE_CLASSES.index("die_4")
+    box, tracker = [[0, 0, 8, 8]], Tracker()
+    readings = [(four, 0.72), (six, 0.3), (six, 0.4), (six, 0.38), (six, 0.36)]
+    for f, (face, conf) in enumerate(readings):
+        d = dets(box, [3]).with_faces(np.array([face]), np.array([conf]))
+        [track] = tracker.update(d, f)
+    assert track.die_value == 6 and track.die_confidence == pytest.approx(0.36)
+    [other] = Tracker().update(dets([tile(100)], [TILE_DOWN], faces=[-1]), 0)
+    assert other.die_confidence == 1.0  # no value: nothing to doubt
+
+
 def test_a_die_read_tipped_has_no_value_and_dice_have_their_own_threshold():
     """die_tipped (a die not lying flat) is no value however sure the reader is; a die read at
     a confidence below the tiles' threshold but above the dice's is read."""

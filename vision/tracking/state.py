@@ -24,7 +24,9 @@ class TrackState:
     velocity: np.ndarray = field(default_factory=lambda: np.zeros(4))
     face_votes: dict[int, float] = field(default_factory=dict)
     face_reads: dict[int, int] = field(default_factory=dict)  # frames each face was read in
-    die_reads: deque[int] = field(default_factory=deque)  # recent die readings, -1 unsure
+    die_reads: deque[tuple[int, float]] = field(default_factory=deque)  # recent die readings:
+    # (class, the reader's probability), class -1 unsure
+    die_confidence: float = 1.0  # the reader's mean probability of the value the die holds
     turned_down: bool = False  # seen face down since the last face reading
     carrier: int | None = None  # id of the tile this hidden tile lies beneath
     origin: np.ndarray | None = None  # (4,) where it lay when a moving hand took it along
