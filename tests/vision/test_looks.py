@@ -42,7 +42,12 @@ FAMILIES = family_names()
 LOOKS_SAMPLED = 40
 # zones that must be in the picture (the monitor needs them); the rail may leave it
 IN_FRAME_ZONES = ("woodpile", "dice_area", "float_tray", "work_area")
-DEALER_SIDE = ("dealer_side_slate", "black_gold_row_dealer", "red_dealer_mpeg4")
+DEALER_SIDE = (
+    "navy_two_rows_dealer",
+    "dealer_side_slate",
+    "black_gold_row_dealer",
+    "red_dealer_mpeg4",
+)
 # hue (degrees) and saturation that make a felt "teal", and how much red tops a "maroon" tile
 TEAL_HUE_DEG, TEAL_MIN_SATURATION = (170.0, 192.0), 0.4
 MAROON_RED_EXCESS = 30
@@ -99,7 +104,9 @@ def test_two_rows_teal_felt_and_maroon_backs_are_held_out_only() -> None:
                 seen["teal"].add(name)
         if any(b[2] > max(b[:2]) + MAROON_RED_EXCESS for b in dr.objects.tile_body_bgr):
             seen["maroon"].add(name)
-    assert seen == {"two_rows": {"two_rows_wine"}, "teal": {"teal_dim"}, "maroon": {"teal_dim"}}
+    two_rows = {"two_rows_wine", "navy_two_rows_dealer"}
+    assert seen == {"two_rows": two_rows, "teal": {"teal_dim"}, "maroon": {"teal_dim"}}
+    assert two_rows <= set(families().held_out)
 
 
 def test_unknown_names_fail_with_one_line(tmp_path: Path) -> None:
