@@ -419,6 +419,39 @@ def test_dice_unread_are_doubt_not_a_die_off_flat():
     assert flat.alerts == []
 
 
+def test_a_throw_read_then_reshaken_before_the_deal_had_a_die_not_flat():
+    """red_dealer_mpeg4, two_rows_wine and navy_two_rows_dealer dice_not_flat_20800: the
+    tipped die read as the face on top (3 4 6 at 0.65), the dice found thrown again and read
+    2 6 3. The dealer re-shook them: a die was not flat; dated to the first throw. The same
+    values read again (a die seen again after a hand passed) are no re-shake, nor is a new
+    throw read weakly, nor dice thrown after the deal began."""
+
+    def reads(second, sure=1.0, dealt=False) -> Table:
+        table = Table()
+        _wash(table, Round())
+        first = DiceRead(*table.at(), (3, 4, 6), 13, 5, True, 0.65)
+        table.step(first, table.to(Phase.DICE))
+        table.wait(0.6)
+        if dealt:
+            table.step(GroupDelivered(*table.at(), 5, 0, 4, ids_of(5)))
+        table.step(DiceRead(*table.at(), (None, None, None), None, None, None))
+        table.wait(0.4)
+        table.step(DiceRead(*table.at(), second, sum(second), 3, True, sure))
+        table.wait(RulesConfig().close_hold_s + 0.5)
+        table.first_frame = first.frame
+        return table
+
+    table = reads((2, 6, 3))
+    (opened,) = table.of("dice_not_flat", AlertState.OPEN)
+    assert opened.evidence["started_frame"] == table.first_frame  # dated to the first throw
+    assert opened.evidence["reshaken_dice"] == [2, 6, 3]
+    assert "re-shaken before the deal" in opened.message
+    assert table.of("dice_not_flat", AlertState.CLOSE)
+    assert reads((6, 3, 4)).of("dice_not_flat") == []
+    assert reads((2, 6, 3), sure=RulesConfig().sure_throw - 0.01).of("dice_not_flat") == []
+    assert reads((2, 6, 3), dealt=True).of("dice_not_flat") == []
+
+
 def test_a_die_read_tipped_in_a_throw_read_weakly_is_doubt():
     """two_rows_wine/wager_after_no_more_bets_20900 (stride 1, session 42): one still look of
     4 2 4, read tipped at 0.73, 5 at 0.51 and 4 at 0.38, raised dice_not_flat. A picture whose
