@@ -2184,3 +2184,28 @@ def test_a_round_given_up_on_a_fault_ends_incomplete_and_the_next_round_starts_a
     table.step(4)  # the woodpile seen afresh: a new round, nothing of the old one carried over
     assert (table.state.phase, table.state.round_index) == (Phase.WAGERS, 1)
     assert [e.tile_count for e in table.of(WoodpileBuilt)] == [32, 32]
+
+
+def test_tiles_kept_unseen_in_the_work_area_are_no_wash():
+    """navy_two_rows_dealer/clean_10001 (session 43): mid-delivery, 7 tiles seen, and 24 tracks
+    of tiles the tracker keeps in the work area where it last saw them (under the woodpile's
+    stacks, the dealer's hands), four carried along by a hand: taken for a wash, they closed
+    the round and began another. Only tiles seen are washed."""
+    for hidden, washed in ((True, False), (False, True)):
+        table = woodpile_table()
+        table.put(die(300, 2), die(301, 1), die(302, 1))  # total 4: first box 4
+        table.step(2)
+        for k, box in enumerate(delivery_order(4)[:6]):
+            deliver(table, box, range(4 * k, 4 * k + 4))
+        kept = range(200, 224)
+        table.put(
+            *(tile(i, (60.0 + 9 * (i % 8), 300.0 + 20 * (i // 8)), "work_area") for i in kept)
+        )
+        table.step(4)
+        table.hidden = set(kept) if hidden else set()
+        for dx in (20.0, 40.0, 60.0):  # four carried by a hand
+            table.put(*(tile(i, (60.0 + 9 * (i % 8) + dx, 300.0), "work_area") for i in kept[:4]))
+            table.step()
+        began = [e for e in table.of(PhaseChanged) if e.after is Phase.WASH]
+        assert bool(began) is washed, hidden
+        assert (table.state.phase is Phase.DELIVERY) is not washed
