@@ -2,11 +2,7 @@
 
 Every event is a frozen dataclass that starts with ``frame`` (the frame index where the fact
 happened, which can be earlier than the frame that revealed it) and ``time_s`` (its video time).
-Consumers ``match`` on the type::
-
-    match event:
-        case GroupDelivered(box=box, order_index=0) if box != expected_first:
-            ...
+Consumers ``match`` on the type (``case GroupDelivered(box=box, order_index=0): ...``).
 
 Track ids are the tracker's (in oracle mode, the ground-truth tile ids). Boxes are 1..8.
 :class:`CameraLost` and :class:`CameraRestored` come from the frame-health check
@@ -133,8 +129,8 @@ class DiceRead:
     """Three dice read in the dice area. ``flat=False``: the reader saw a die not lying flat,
     its value is None and there is no first box: the dice must be re-shaken. ``flat=None``: a
     die stayed unread and was not seen tipped either: the throw is unknown (no first box, no
-    irregularity: doubt is not an alert). ``confidence``: how sure the reading of the
-    least sure die is (:attr:`vision.types.Track.die_confidence`)."""
+    irregularity: doubt is not an alert). ``confidence``: how sure the reading of its least
+    sure die is (:attr:`vision.types.Track.die_confidence`)."""
 
     frame: int
     time_s: float
@@ -415,8 +411,8 @@ def _describe_hands(event: TableEvent) -> str:
 def describe(event: TableEvent) -> str:
     """One human line for an event (without its time).
 
-    >>> describe(DiceRead(3, 0.6, (3, 4, 5), 12, 4, True))
-    'dice read 3 4 5 (total 12): first box 4'
+    >>> describe(DiceRead(3, 0.6, (3, 4, 5), 12, 4, True, 0.97))
+    'dice read 3 4 5 (total 12, sure 0.97): first box 4'
     """
     match event:
         case PhaseChanged(before=before, after=after, round_index=n):
@@ -441,11 +437,10 @@ def describe(event: TableEvent) -> str:
             return f"round {n} given up at {phase}: {fault}"
         case RoundEnded(round_index=n, phase=phase, complete=complete):
             return f"round {n} ended at {phase}" + ("" if complete else " (incomplete)")
-        case DiceRead(values=values, flat=False, confidence=sure):
+        case DiceRead(values=values, flat=flat, confidence=sure):
             shown = " ".join("?" if v is None else str(v) for v in values)
-            return f"dice not flat: {shown} (sure {sure:.2f})"
-        case DiceRead(values=values):
-            return "dice unread: " + " ".join("?" if v is None else str(v) for v in values)
+            sure_s = f" (sure {sure:.2f})"
+            return f"dice not flat: {shown}{sure_s}" if flat is False else f"dice unread: {shown}"
         case GroupDelivered(box=box, order_index=k, tile_count=n, track_ids=ids, order_seen=seen):
             text = f"group {k} delivered to box {box}: {n} tiles [{_ids(ids)}]"
             return text + ("" if seen else " (order not seen)")
