@@ -62,6 +62,8 @@ class _Memo:
     turning: tuple[bool, int, float] | None = None  # a change not yet held: side, frame, time
     back_s: float | None = None  # the settled side seen again mid-turn since then (a misread?)
     back_total_s: float = 0.0  # the time the turn spent showing the settled side again
+    backs: int = 0  # how many times the turn showed the settled side again
+    spell_s: float = 0.0  # since when the turn has shown its new side without a break
     unread_told: bool = False  # this face-up spell, unread, was reported
     touched_s: float | None = None  # last moving, or with a hand over or beside it
 
@@ -227,7 +229,8 @@ class TrackBook:
             if memo.turning is not None:
                 if track.last_seen_frame != frame:
                     return None  # out of sight mid-turn: its side is old
-                memo.back_s = time_s if memo.back_s is None else memo.back_s
+                if memo.back_s is None:
+                    memo.back_s, memo.backs = time_s, memo.backs + 1
                 if time_s - memo.back_s < self._flip_hold_s:
                     return None  # the old side for a moment mid-turn: a misread, as a new
                     # side for a moment is (a tile detected both ways flickers between them)
@@ -235,12 +238,15 @@ class TrackBook:
             return None
         if memo.turning is None or memo.turning[0] != side:
             memo.turning, memo.back_s, memo.back_total_s = (side, frame, time_s), None, 0.0
+            memo.backs, memo.spell_s = 0, time_s
         if memo.back_s is not None:  # the new side again after a moment of the old one
             memo.back_total_s += time_s - memo.back_s
-            memo.back_s = None
+            memo.back_s, memo.spell_s = None, time_s
         _, since_frame, since_s = memo.turning
         if time_s - since_s - memo.back_total_s < self._flip_hold_s:
             return None  # not shown long enough (the moments of the old side not counted)
+        if memo.backs >= FLICKERS and time_s - memo.spell_s < self._flip_hold_s:
+            return None  # flickering between its sides: believed once the new one holds
         if track.last_seen_frame != frame:
             return None  # not seen now (a coasting track's side is old)
         if side and track.face is None:
@@ -268,6 +274,13 @@ class TrackBook:
         (x0, y0), (x1, y1) = memo.centre, track.centre_xy
         step = float(np.hypot(x1 - x0, y1 - y0))
         return step > self._motion_norm * long_side_px(track.xyxy)
+
+
+FLICKERS = 2
+"""A turn that showed the settled side again this many times (a tile flickering between its sides
+where it lies: a back the reader takes for a face now and then; r_dealer_side_slate_62004, a
+training look, up, down, up, down, up over 0.4 s, never moved) is believed only once its new side
+has held ``flip_hold_s`` without a break (still dated to its first turn)."""
 
 
 def _beside_a_hand(xyxy, hands) -> bool:

@@ -1442,6 +1442,22 @@ def test_a_tile_of_no_hand_lying_untouched_does_not_turn_but_a_delivered_one_may
     assert [(e.track_id, e.box) for e in table.of(TileExposed)] == [(tid, box)]
 
 
+def test_a_tile_flickering_between_its_sides_where_it_lies_never_turned():
+    """r_dealer_side_slate_62004 (a training look, a clean round): a green back the reader
+    took for 1-1 now and then, up, down, up, down, up over 0.4 s, the tile never moving and the
+    dealer's hand beside it, then down again: counted up (its moments down shorter than
+    flip_hold_s) it made a false exposed_during_stacking. A turn that shows its old side twice
+    is believed only once its new side holds flip_hold_s without a break."""
+    table = woodpile_table()
+    up = replace(table.tracks[3], face_up=True, class_id=TILE_UP, face="1-1")
+    down = replace(table.tracks[3], face_up=False, class_id=TILE_DOWN)
+    table.put(hand(900, (100.0, 50.0)))  # the dealer's hand beside it throughout
+    for side in (up, down, up, down, up, down, down, down):  # a frame each
+        table.put(side)
+        table.step(1)
+    assert table.of(TileExposed) == []
+
+
 def test_a_tile_detected_both_ways_as_it_turns_is_dated_to_its_first_turn():
     """A tile the detector sees face up and face down by turns (both boxes found, the stronger
     winning frame by frame) turned when it first showed its face: a moment of its back is a
