@@ -130,7 +130,7 @@ class Track:
     die_confidence: float = 1.0
     """How sure the face reader is of ``die_value`` (or of a die read ``die_tipped``): its mean
     probability over the readings of that value in the die's window
-    (:func:`vision.tracking.identity.read_die`); 1.0 where there is no reading, or where it
+    (:func:`vision.tracking.identity.die_confidence`); 1.0 where there is no reading, or where it
     comes from the truth (the oracle)."""
     chip_value: int | None = None
     """A chip stack's value in money units as last read (:mod:`vision.chips`); None when

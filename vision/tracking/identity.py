@@ -27,11 +27,11 @@ def read_die(t: TrackState, face: int, face_confidence: float, config: TrackerCo
     holds ``die_majority`` of the window, and it is tipped only while die_tipped holds
     ``die_tipped_majority`` of it, read ``die_tipped_min_reads`` times or more (a flat die the
     reader doubts flips between its value and die_tipped; a tipped die reads tipped frame
-    after frame). How sure the value is: the reader's mean probability over the window's
-    readings of it (``die_confidence``)."""
+    after frame)."""
     sure = is_die_value(face) and face_confidence >= config.min_die_confidence
-    t.die_reads.append((face if sure or face == TIPPED else -1, face_confidence))
-    while len(t.die_reads) > config.die_window_frames:  # tipped: die_choice is sure
+    read = face if sure or face == TIPPED else -1  # tipped: die_choice is sure
+    t.die_reads.append((read, face_confidence))
+    while len(t.die_reads) > config.die_window_frames:
         t.die_reads.popleft()
     values = Counter(v for v, _ in t.die_reads if v >= 0)
     best = values.most_common(1)
@@ -43,8 +43,14 @@ def read_die(t: TrackState, face: int, face_confidence: float, config: TrackerCo
     else:
         held = best and best[0][1] >= config.die_majority * len(t.die_reads)
     t.face_votes = {best[0][0]: 1.0} if held else {}
-    if held:
-        t.die_confidence = sum(p for v, p in t.die_reads if v == best[0][0]) / best[0][1]
+
+
+def die_confidence(t: TrackState) -> float:
+    """How sure the die's value (or its reading tipped) is: the reader's mean probability over
+    the window's readings of it; 1.0 where it holds none (a tile, a die unread)."""
+    held = known_face(t)
+    probs = [p for v, p in t.die_reads if v == held] if held >= 0 else []
+    return sum(probs) / len(probs) if probs else 1.0
 
 
 def remember_face(t: TrackState, face: int, weight: float, config: TrackerConfig) -> None:

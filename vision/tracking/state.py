@@ -26,7 +26,6 @@ class TrackState:
     face_reads: dict[int, int] = field(default_factory=dict)  # frames each face was read in
     die_reads: deque[tuple[int, float]] = field(default_factory=deque)  # recent die readings:
     # (class, the reader's probability), class -1 unsure
-    die_confidence: float = 1.0  # the reader's mean probability of the value the die holds
     turned_down: bool = False  # seen face down since the last face reading
     carrier: int | None = None  # id of the tile this hidden tile lies beneath
     origin: np.ndarray | None = None  # (4,) where it lay when a moving hand took it along

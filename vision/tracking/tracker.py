@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from vision.faces import DIE_TIPPED
 from vision.geometry import iou_matrix
 from vision.tracking import identity
 from vision.tracking.config import TrackerConfig
@@ -174,7 +173,7 @@ class Tracker:
             face_up=(t.class_id == TILE_UP) if t.is_tile else None,
             face=face,
             die_value=die_value,
-            die_confidence=t.die_confidence if die_value is not None or face == DIE_TIPPED else 1.0,
+            die_confidence=identity.die_confidence(t),
             zone=zone,
             age_frames=frame_index - t.first_frame,
             last_seen_frame=t.last_seen,
