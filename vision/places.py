@@ -73,10 +73,13 @@ def sketch_boxes(image: np.ndarray, extents: dict[int, tuple], cell_px: int) -> 
     return out
 
 
-def place_difference(then: np.ndarray, now: np.ndarray, origin: tuple, spot: Box, cell_px: int):
+def place_difference(
+    then: np.ndarray, now: np.ndarray, origin: tuple, spot: Box, cell_px: int, covered=()
+):
     """Mean absolute grey difference of the cells inside ``spot`` (frame px; the cell under its
-    centre where none lies wholly inside), ``origin`` the sketch's top-left corner in frame px.
-    None where the spot lies outside the sketch."""
+    centre where none lies wholly inside), ``origin`` the sketch's top-left corner in frame px,
+    leaving out cells that a box of ``covered`` (frame px) overlaps. None where the spot lies
+    outside the sketch, or every cell of it is covered."""
     ox, oy = origin[0], origin[1]
     rows, cols = then.shape
     c0, c1 = math.ceil((spot[0] - ox) / cell_px), math.floor((spot[2] - ox) / cell_px)
@@ -88,9 +91,14 @@ def place_difference(then: np.ndarray, now: np.ndarray, origin: tuple, spot: Box
     c0, r0, c1, r1 = max(c0, 0), max(r0, 0), min(c1, cols), min(r1, rows)
     if c1 <= c0 or r1 <= r0:
         return None
-    a = then[r0:r1, c0:c1].astype(np.int16)
-    b = now[r0:r1, c0:c1].astype(np.int16)
-    return float(np.abs(a - b).mean())
+    diff = np.abs(then[r0:r1, c0:c1].astype(np.int16) - now[r0:r1, c0:c1].astype(np.int16))
+    seen = np.ones(diff.shape, bool)
+    for x0, y0, x1, y1 in covered:  # the cells it overlaps, in the spot's cell grid
+        a0, a1 = max(int((x0 - ox) // cell_px), c0), min(math.ceil((x1 - ox) / cell_px), c1)
+        b0, b1 = max(int((y0 - oy) // cell_px), r0), min(math.ceil((y1 - oy) / cell_px), r1)
+        if a1 > a0 and b1 > b0:
+            seen[b0 - r0 : b1 - r0, a0 - c0 : a1 - c0] = False
+    return float(diff[seen].mean()) if seen.any() else None
 
 
 class PlaceMemory:
@@ -120,15 +128,17 @@ class PlaceMemory:
         while len(self._sketches) > self.config.keep_frames:
             self._sketches.popitem(last=False)
 
-    def changed(self, box: int, spots: list[Box], since: int) -> bool | None:
+    def changed(self, box: int, spots: list[Box], since: int, covered=()) -> bool | None:
         """Whether any of ``spots`` (frame px) in ``box`` looks different in the latest frame
-        seen from frame ``since``: True, False, or None where a sketch is unknown."""
+        seen from frame ``since``: True, False, or None where a sketch is unknown. Where a box
+        of ``covered`` (frame px: a tile lying there now) overlaps a spot, that part of it is
+        not seen and is left out; a spot covered whole is unknown."""
         then = self._sketches.get(since, {}).get(box)
         now = self._sketches.get(self._now, {}).get(box) if self._now is not None else None
         if then is None or now is None or not spots or then[:2] != now[:2]:
             return None
         cell = self.config.cell_px
-        diffs = [place_difference(then[2], now[2], then[:2], s, cell) for s in spots]
+        diffs = [place_difference(then[2], now[2], then[:2], s, cell, covered) for s in spots]
         if any(d is None for d in diffs):
             return None
         return max(diffs) >= self.config.min_change  # type: ignore[type-var]

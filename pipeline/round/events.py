@@ -85,6 +85,7 @@ class WoodpileBuilt:
 class WagerChanged:
     """The chip stacks in a box changed from ``before`` to ``after`` stacks (a stack is one
     tracked chip object). ``after_no_more_bets``: the change came after "no more bets".
+    ``frame``, ``time_s`` and ``phase``: when it was first seen (held, it is told later).
     ``amount_before``/``amount_after``: the box's money (the sum of its stacks' values), None
     when a value is unknown."""
 

@@ -198,8 +198,9 @@ class OpenGroup:
 class ChipSighting:
     """A box's chip stacks seen at another count than believed, uncovered: the count, the
     frame and time first seen so, when a hand was last over the box before that, since when
-    the count has been seen uncovered throughout (None: the box is covered now), and whether,
-    held, its stacks' places were last found unchanged (the detector's change of mind)."""
+    the count has been seen uncovered throughout (None: the box is covered now), whether,
+    held, its stacks' places were last found unchanged (the detector's change of mind), and
+    the round's phase when it was first seen (the change is dated then)."""
 
     count: int
     frame: int
@@ -207,6 +208,7 @@ class ChipSighting:
     reached_s: float | None
     uncovered_s: float | None
     unmoved: bool = False
+    phase: Phase = Phase.IDLE
 
     def handled(self, reach_s: float) -> bool:
         """A hand was over the box in the ``reach_s`` before: chips do not move by themselves."""
@@ -277,8 +279,12 @@ class RoundMemory:
     # it comes, came after that)
     bare_s: dict[int, float] = field(default_factory=dict)
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
-    # tile id -> the zone it was last seen in, and when
+    # tile id -> the zone it was last seen in, and when; its centre then; tiles out of sight
+    # last frame kept where last seen (not carried); ids found again away from there (a guess)
     last_zone: dict[int, tuple[str, float]] = field(default_factory=dict)
+    last_xy: dict[int, tuple[float, float]] = field(default_factory=dict)
+    coasting: set[int] = field(default_factory=set)
+    refound: set[int] = field(default_factory=set)
     # tile id -> last time seen resting in the woodpile (from the woodpile phase on)
     woodpile_tiles: dict[int, float] = field(default_factory=dict)
     hands: dict[int, list[int]] = field(default_factory=dict)  # box -> track ids

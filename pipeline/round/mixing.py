@@ -4,18 +4,20 @@ frame after delivery (:func:`merge`, among :data:`pipeline.round.hands.HAND_STEP
 Every delivered tile is remembered with the box it was delivered to; a box holding more tiles
 than a hand, at least ``MIXED_MIN_TILES`` of each of two hands, held ``merge_hold_s``, gives
 :class:`HandsMerged`. Tiles not seen lie where they were last seen, or, for a hand gone from
-its box, where one of its tiles was seen going.
+its box, where one of its tiles was seen going or carried out of sight. An id the tracker found
+again away from where it lay unseen counts for no hand from then on (a guess of which tile it
+follows).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from math import inf
+from math import hypot, inf
 
 from paigow.dice import BOX_COUNT
 from pipeline.round.events import HandsMerged, TableEvent
 from pipeline.round.memory import RoundConfig, RoundMemory, box_of
-from pipeline.round.tracks import FrameView
+from pipeline.round.tracks import FrameView, long_side_px
 from vision.types import Track
 
 __all__ = ["HAND_TILES", "merge", "seen_in"]
@@ -46,20 +48,31 @@ def _merged_boxes(
     in that box for a moment as it came. It counts there while its own box shows fewer than
     four of its hand's tiles (the hand left its box), once hidden for ``hidden_tile_hold_s``
     (a tile carried over a box in the dealer's hand is seen again elsewhere sooner)."""
+    coasting: set[int] = set()
     for t in view.of_kind("tile"):
         if t.last_seen_frame == view.frame and t.zone:
-            _going(memory, cfg, t, view.time_s)
+            if _found_again(memory, t):
+                memory.refound.add(t.track_id)
+            elif t.track_id not in memory.refound:
+                _going(memory, cfg, t, view.time_s)
             memory.last_zone[t.track_id] = (t.zone, view.time_s)
+            memory.last_xy[t.track_id] = t.centre_xy
+        else:
+            _carried(view, memory, cfg, t)
+            if t.centre_xy == memory.last_xy.get(t.track_id):
+                coasting.add(t.track_id)
+    memory.coasting = coasting
+    known = {i: box for i, box in memory.delivered.items() if i not in memory.refound}
     shown = Counter(
-        memory.delivered[t.track_id]
+        known[t.track_id]
         for t in view.of_kind("tile")
         if t.last_seen_frame == view.frame
-        and t.track_id in memory.delivered
-        and t.zone == f"box_{memory.delivered[t.track_id]}"
+        and t.track_id in known
+        and t.zone == f"box_{known[t.track_id]}"
     )
     hidden = [
         i
-        for i, box in memory.delivered.items()
+        for i, box in known.items()
         if (i not in view.tracks or view.tracks[i].last_seen_frame != view.frame)
         and shown[box] < HAND_TILES
         and box not in memory.collected
@@ -73,15 +86,15 @@ def _merged_boxes(
             i
             for i in hidden
             if (last := memory.last_zone.get(i))
-            and gone.get(memory.delivered[i], last[0]) == zone
+            and gone.get(known[i], last[0]) == zone
             and view.time_s - last[1] >= cfg.hidden_tile_hold_s
         ]
         if len(ids) <= HAND_TILES:
             continue
-        origins = Counter(memory.delivered[i] for i in ids if i in memory.delivered)
+        origins = Counter(known[i] for i in ids if i in known)
         boxes = frozenset(b for b, n in origins.items() if n >= MIXED_MIN_TILES)
         if len(boxes) >= 2:
-            found[boxes] = [i for i in ids if i not in memory.delivered]
+            found[boxes] = [i for i in ids if i not in known]
     return found
 
 
@@ -96,6 +109,31 @@ def _going(memory: RoundMemory, cfg: RoundConfig, tile: Track, now_s: float) -> 
         memory.went[home] = tile.zone
 
 
+def _found_again(memory: RoundMemory, tile: Track) -> bool:
+    """A track out of sight last frame where it was last seen (no hand carried it), seen now
+    more than a tile's length from there: the tracker found it again on a tile, maybe another
+    (red_dealer_mpeg4/dice_not_flat_20800 at review's stride, session 44: an unused box's
+    tiles taken away, two of their ids given 205 px off to tiles of a box they never
+    reached). Not seen going anywhere."""
+    if tile.track_id not in memory.coasting:
+        return False
+    (x0, y0), (x1, y1) = memory.last_xy[tile.track_id], tile.centre_xy
+    return hypot(x1 - x0, y1 - y0) > long_side_px(tile.xyxy)
+
+
+def _carried(view: FrameView, memory: RoundMemory, cfg: RoundConfig, tile: Track) -> None:
+    """A hand's tile out of sight that the tracker moved (under the hand carrying it) from
+    its box into another, last seen in its box within ``hidden_tile_hold_s``: where its hand
+    went, as if seen going (:func:`_going`)."""
+    home, last = memory.delivered.get(tile.track_id), memory.last_zone.get(tile.track_id)
+    if home is None or last is None or box_of(tile.zone) in (None, home):
+        return
+    if view.resting.get(tile.track_id) != f"box_{home}":
+        return
+    if last[0] in (f"box_{home}", *NO_PLACE) and view.time_s - last[1] <= cfg.hidden_tile_hold_s:
+        memory.went[home] = tile.zone
+
+
 def _gone_to(
     view: FrameView, memory: RoundMemory, shown: Counter, seen: dict[str, list[Track]]
 ) -> dict[int, str]:
@@ -103,7 +141,9 @@ def _gone_to(
     is gone while none of its tiles is seen in its box, uncovered; it went where one of them
     was seen going (not a track lost and found again there: teal_dim/clean_10002 at stride 2,
     a collected hand's id), to a box seen holding more tiles than a hand since (a hand laid on
-    another: red_dealer_mpeg4/hands_mixed_20700, five tiles seen, one of them box 2's)."""
+    another: red_dealer_mpeg4/hands_mixed_20700, five tiles seen, one of them box 2's), or
+    while none of a wagered hand is seen anywhere (a hand slid onto another, the pile seen as
+    four tiles: navy_two_rows_dealer/hands_mixed_20700)."""
     for zone, lying in seen.items():  # ``seen``: each box's tiles seen lying in it now
         if len(lying) > HAND_TILES:
             memory.crowded_s[zone] = view.time_s
@@ -116,9 +156,22 @@ def _gone_to(
             continue
         since = memory.gone_s.setdefault(box, view.time_s)
         zone = memory.went.get(box)
-        if zone and memory.crowded_s.get(zone, -inf) >= since:
+        if zone and (memory.crowded_s.get(zone, -inf) >= since or _vanished(view, memory, box)):
             gone[box] = zone
     return gone
+
+
+def _vanished(view: FrameView, memory: RoundMemory, box: int) -> bool:
+    """None of the hand of a box with a wager is seen anywhere: the four tiles lie hidden
+    together. A hand without a wager is the dealer's to take away (brown_row_close/
+    hand_exposed_by_dealer_20200, session 44: an unused box's hand carried off over the next
+    box, out of sight)."""
+    ids = memory.hands.get(box, [])
+    return (
+        box in memory.stakes
+        and len(ids) == HAND_TILES
+        and all(i not in view.tracks or view.tracks[i].last_seen_frame != view.frame for i in ids)
+    )
 
 
 def merge(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[TableEvent]:

@@ -73,7 +73,7 @@ class Places(Protocol):
     (:class:`vision.places.PlaceMemory`): True, False, or None where it is not known."""
 
     def changed(
-        self, box: int, spots: list[tuple[float, float, float, float]], since: int
+        self, box: int, spots: list[tuple[float, float, float, float]], since: int, covered=()
     ) -> bool | None: ...
 
 

@@ -811,7 +811,7 @@ class Places:
     def __init__(self, changed: bool | None) -> None:
         self.answer, self.asked = changed, []
 
-    def changed(self, box: int, spots: list, since: int) -> bool | None:
+    def changed(self, box: int, spots: list, since: int, covered=()) -> bool | None:
         self.asked.append((box, since))
         return self.answer
 
@@ -1119,6 +1119,29 @@ def test_a_change_seen_between_covers_must_hold_uncovered_throughout():
     assert (late.box, late.before, late.after, late.after_no_more_bets) == (2, 2, 1, True)
 
 
+def test_a_late_wager_held_in_a_later_phase_keeps_the_phase_it_was_first_seen_in():
+    """two_rows_wine/wager_after_no_more_bets_20900 at review's stride (session 44): chips
+    added in the wagers phase, their box covered again and again by the delivery, held only
+    in the exposure; the change, dated to when it was first seen, was stamped with the phase
+    it was believed in, and the rule took it for the settlement's chips."""
+    table = woodpile_table(no_more_bets_quiet_s=0.8)
+    table.put(chip(100, "box_2"))
+    table.step(6)
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table.put(hand(900, (20.0, 20.0), "box_2"))  # a player's hand adds chips late
+    table.step(2)
+    table.drop(900)
+    table.put(chip(101, "box_2", (12.0, 0.0)))
+    table.step(2)  # seen, not yet held
+    table.put(hand(900, (20.0, 20.0), "box_2"), die(300, 3), die(301, 4), die(302, 5))
+    table.step(3)  # covered as the dice are read: a later phase
+    assert table.state.phase is Phase.DICE and len(table.of(WagerChanged)) == 1
+    table.drop(900)
+    table.step(8)
+    late = table.of(WagerChanged)[-1]
+    assert (late.box, late.before, late.after, late.phase) == (2, 1, 2, Phase.WAGERS)
+
+
 def test_stacks_no_hand_was_seen_to_place_are_doubt_and_recounted_silently():
     """A stack seen with no hand near (an arm the detector does not know, or a misread) is
     never a late wager; held ``recount_s`` uncovered, it is the box's count, with no event."""
@@ -1299,6 +1322,71 @@ def test_a_hand_laid_on_another_is_mixed_though_one_of_its_tiles_shows():
     table.step(8)
     (merged,) = table.of(HandsMerged)
     assert merged.boxes == (5, 6) and set(five) <= set(merged.track_ids)
+
+
+def carry_hidden(table: Table, ids, to_box: int | None) -> None:
+    """Tiles ``ids`` go out of sight in their box (the dealer's hand over them); the tracker
+    carries the first, hidden, into box ``to_box`` (None: none)."""
+    table.hidden.update(ids)
+    table.put(*(replace(table.tracks[i], last_seen_frame=table.index - 1) for i in ids))
+    table.step(1)
+    if to_box is not None:
+        table.put(replace(tile(ids[0], (600.0, 240.0), f"box_{to_box}"), last_seen_frame=-1))
+        table.tracks[ids[0]] = replace(
+            table.tracks[ids[0]], last_seen_frame=table.tracks[ids[1]].last_seen_frame
+        )
+
+
+def test_a_hand_carried_hidden_onto_another_is_mixed_though_no_tile_of_it_shows():
+    """The dealer slides box 5's hand onto box 6's (navy_two_rows_dealer/hands_mixed_20700,
+    a held-out look, session 44): the pile shows as four tiles, box 6's ids, and no tile of
+    box 5 is seen again; the tracker carried one of them, hidden under the hand, into box 6.
+    Box 5 lies bare, uncovered: a hand none of whose tiles is seen anywhere lies where one of
+    them was carried."""
+    table = delivered_table()
+    five = table.state.hands[5]
+    carry_hidden(table, five, 6)
+    table.step(8)
+    (merged,) = table.of(HandsMerged)
+    assert merged.boxes == (5, 6) and set(five) <= set(merged.track_ids)
+
+
+@pytest.mark.parametrize("how", ["seen_elsewhere", "nothing_carried", "no_wager"])
+def test_a_hand_carried_away_over_another_box_is_no_mixing(how):
+    """The dealer takes a hand away over its neighbour (navy_two_rows_dealer and
+    brown_row_close, session 44: unused boxes' hands collected): one of its tracks, carried
+    hidden, is left in the next box. Two of its tiles are seen again elsewhere, so the hand
+    does not lie hidden there; or nothing was carried there; or the box had no wager, and a
+    hand without one is the dealer's to take away."""
+    table = delivered_table()
+    box = 4 if how == "no_wager" else 5
+    assert (box in table.state.chips_per_box) is (how != "no_wager")
+    hand = table.state.hands[box]
+    carry_hidden(table, hand, None if how == "nothing_carried" else box + 1)
+    if how == "seen_elsewhere":
+        table.hidden.difference_update(hand[2:])
+        table.put(*(tile(i, (100.0 + 12 * k, 400.0), "work_area") for k, i in enumerate(hand[2:])))
+    table.step(8)
+    assert table.of(HandsMerged) == []
+
+
+def test_ids_found_again_away_from_where_they_were_lost_are_no_mixing():
+    """An unused box's tiles taken away out of sight (red_dealer_mpeg4/dice_not_flat_20800 at
+    review's stride, session 44): their tracks, kept where the tiles were last seen, were
+    given to tiles of a box they never reached, 205 px off. Which tile such an id follows is
+    a guess: box 5 holds its own four and two ids of box 4, but no hands were put together.
+    Seen carried there, the same tiles would be."""
+    table = delivered_table()
+    four, five = table.state.hands[4], table.state.hands[5]
+    table.hidden.update(four)
+    table.put(*(replace(table.tracks[i], last_seen_frame=table.index - 1) for i in four))
+    table.step(2)  # out of sight where they lay
+    table.drop(*four[2:])
+    table.hidden.difference_update(four[:2])
+    table.put(*(tile(i, (505.0 + 3 * k, 200.0), "box_5") for k, i in enumerate(four[:2])))
+    table.step(8)
+    assert table.of(HandsMerged) == []
+    assert all(table.tracks[i].zone == "box_5" for i in (*four[:2], *five))
 
 
 def test_a_hand_gone_is_not_where_one_of_its_ids_is_found_again_long_after():
@@ -1621,7 +1709,7 @@ class PrintedAt(Places):
         super().__init__(None)
         self.xy = xy
 
-    def changed(self, box: int, spots: list, since: int) -> bool | None:
+    def changed(self, box: int, spots: list, since: int, covered=()) -> bool | None:
         self.asked.append((box, since))
         centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in spots]
         return any(abs(x - self.xy[0]) + abs(y - self.xy[1]) > 1.0 for x, y in centres)
@@ -1745,7 +1833,7 @@ class SinceTheHand(Places):
         super().__init__(None)
         self.frame = frame
 
-    def changed(self, box: int, spots: list, since: int) -> bool | None:
+    def changed(self, box: int, spots: list, since: int, covered=()) -> bool | None:
         self.asked.append((box, since))
         return since < self.frame
 

@@ -82,3 +82,25 @@ def test_sketches_are_boxes_averaged_over_cells_clipped_to_the_frame():
 def test_a_config_that_cannot_work_is_refused(bad):
     with pytest.raises(ValueError):
         PlaceConfig(**bad)
+
+
+def _tile_over(image: np.ndarray) -> np.ndarray:
+    """A black tile dealt over the top half of the chip circle's place."""
+    image = image.copy()
+    cv2.rectangle(image, (126, 150), (176, 190), (10, 10, 10), -1)
+    return image
+
+
+TILE = (126.0, 150.0, 176.0, 190.0)
+
+
+def test_a_tile_over_part_of_a_place_leaves_the_rest_to_judge():
+    """brown_row_close/payout_error_21100 (session 44): a stack still in view, its hand dealt
+    over the top of its place; the tile made the place look changed."""
+    stayed = _seen(_felt(0, chip=True), _tile_over(_felt(1, chip=True)))
+    assert stayed.changed(1, [CIRCLE], since=0) is True  # the tile, not the chips
+    assert stayed.changed(1, [CIRCLE], since=0, covered=[TILE]) is False
+    taken = _seen(_felt(0, chip=True), _tile_over(_felt(1)))
+    assert taken.changed(1, [CIRCLE], since=0, covered=[TILE]) is True
+    hidden = (120.0, 160.0, 180.0, 220.0)  # the whole place under tiles: not seen
+    assert taken.changed(1, [CIRCLE], since=0, covered=[hidden]) is None
