@@ -275,9 +275,9 @@ class RoundMemory:
     groups: list[tuple[int, int]] = field(default_factory=list)  # (box, tiles) in order
     order_unseen: set[int] = field(default_factory=set)  # boxes whose group's place is assumed
     latest_group_s: float = float("-inf")  # when the latest group begun came (its first tile)
-    # box -> last seen bare: no tile in it, no hand over it, not yet served (its group, when
-    # it comes, came after that)
+    # box -> last seen bare (no tile, no hand over it, not yet served): its group came after
     bare_s: dict[int, float] = field(default_factory=dict)
+    tiles_in_view: int = 0  # the most tiles seen at once this round
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
     # tile id -> the zone it was last seen in, and when; its centre then; tiles out of sight
     # last frame kept where last seen (not carried); ids found again away from there (a guess)

@@ -4,6 +4,11 @@ the order of :data:`pipeline.round.phases.STEPS`).
 - **wagers**: chip stacks coming to rest in a box, or leaving it (:class:`WagerChanged`). The
   chung's box takes no wagers (RULES.md 5): what is read as chips there (the chung plaque) is
   no wager and settles nothing.
+- **tiles unseen**: the guards of a change after "no more bets" lean on the tiles (a tile dealt
+  into a box and read as chips, chips under a player's tiles). A round that has not seen a
+  hand's worth of tiles at once (``RoundMemory.tiles_in_view``: tiles the detector cannot see,
+  held-out ``ivory_olive_spots``, session 44, ivory tiles read as chips as they were dealt)
+  takes such a change silently: doubt, not a late wager.
 - **money**: a box's amount is the sum of its stacks' values (``Track.chip_value``), read while
   the stacks seen are the stacks believed; None when a value is unknown (doubt). The amounts at
   "no more bets" are the round's wagers.
@@ -30,6 +35,7 @@ from pipeline.round.memory import (
     covered_boxes,
     money,
 )
+from pipeline.round.mixing import HAND_TILES
 from pipeline.round.tracks import FrameView
 
 __all__ = ["call_no_more_bets", "no_more_bets", "wagers"]
@@ -42,6 +48,8 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
     """Chip stacks per box: every change is a WagerChanged; in exposure, a settlement. After
     "no more bets" a change must hold, uncovered (:func:`_guarded_counts`): chips hidden under
     a hand, or misread for a moment as the dealer pays, are not chips moved."""
+    seen_tiles = sum(t.last_seen_frame == view.frame for t in view.of_kind("tile"))
+    memory.tiles_in_view = max(memory.tiles_in_view, seen_tiles)
     chips = chips_in_boxes(view)
     chips.pop(cfg.chung_box, None)  # the chung's box takes no wagers: the plaque, not a bet
     chips = _placed(view, memory, chips)
@@ -91,6 +99,8 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
         if guarded:  # dated to when the change was first seen: its time and phase
             sighting = memory.chips_changing.pop(box)
             frame, time_s, phase = sighting.frame, sighting.time_s, sighting.phase
+            if memory.tiles_in_view < HAND_TILES:  # tiles unseen: nothing tells chips from
+                continue  # tiles dealt over them or read as chips (doubt, taken silently)
         late = memory.no_more_bets
         events.append(
             WagerChanged(frame, time_s, box, before, after, late, phase, amount_before, amount)

@@ -1119,6 +1119,29 @@ def test_a_change_seen_between_covers_must_hold_uncovered_throughout():
     assert (late.box, late.before, late.after, late.after_no_more_bets) == (2, 2, 1, True)
 
 
+@pytest.mark.parametrize("tiles_seen", [0, 3, 4])
+def test_a_late_change_on_a_table_whose_tiles_are_unseen_is_doubt(tiles_seen):
+    """ivory_olive_spots (a held-out look, session 44): ivory tiles the detector never learnt,
+    read as chips as they were dealt into the boxes, were taken for late wagers in every round.
+    With fewer than a hand's worth of tiles ever seen at once, nothing tells chips from tiles:
+    a change after "no more bets" is taken silently."""
+    table = Table(RoundConfig(no_more_bets_quiet_s=None))
+    table.put(*(tile(i, (100.0 + 12 * i, 50.0), "work_area") for i in range(tiles_seen)))
+    table.put(chip(100, "box_2"))
+    table.step(4)
+    table.put(die(300, 3), die(301, 4), die(302, 5))  # the dice call the bets closed
+    table.step(3)
+    assert [e.reason for e in table.of(NoMoreBets)] == ["dice"]
+    table.put(hand(900, (20.0, 20.0), "box_2"))
+    table.step(2)
+    table.drop(900)
+    table.put(chip(101, "box_2", (12.0, 0.0)))  # a tile dealt there, read as a stack
+    table.step(10)
+    late = [w.box for w in table.of(WagerChanged) if w.after_no_more_bets]
+    assert late == ([2] if tiles_seen >= 4 else [])
+    assert table.state.chips_per_box[2] == 2  # the count is believed, silently
+
+
 def test_a_late_wager_held_in_a_later_phase_keeps_the_phase_it_was_first_seen_in():
     """two_rows_wine/wager_after_no_more_bets_20900 at review's stride (session 44): chips
     added in the wagers phase, their box covered again and again by the delivery, held only

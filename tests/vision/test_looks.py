@@ -51,6 +51,7 @@ DEALER_SIDE = (
 # hue (degrees) and saturation that make a felt "teal", and how much red tops a "maroon" tile
 TEAL_HUE_DEG, TEAL_MIN_SATURATION = (170.0, 192.0), 0.4
 MAROON_RED_EXCESS = 30
+IVORY_MIN_GREY = 150  # a tile body this light (mean of its channels) is ivory
 
 
 def _sha(data: bytes) -> str:
@@ -88,9 +89,9 @@ def test_families_file_names_every_family_once_and_holds_two_out() -> None:
     assert all(why.strip() for why in listed.held_out.values())
 
 
-def test_two_rows_teal_felt_and_maroon_backs_are_held_out_only() -> None:
+def test_two_rows_teal_felt_and_maroon_and_ivory_tiles_are_held_out_only() -> None:
     """Felts are checked at the corners of their jitter, as the sampler may draw them."""
-    seen = {"two_rows": set(), "teal": set(), "maroon": set()}
+    seen = {"two_rows": set(), "teal": set(), "maroon": set(), "ivory": set()}
     for name in FAMILIES:
         dr = look_family(name)
         if "two_rows" in dr.layout.shapes:
@@ -104,9 +105,16 @@ def test_two_rows_teal_felt_and_maroon_backs_are_held_out_only() -> None:
                 seen["teal"].add(name)
         if any(b[2] > max(b[:2]) + MAROON_RED_EXCESS for b in dr.objects.tile_body_bgr):
             seen["maroon"].add(name)
+        if any(sum(b) / 3 >= IVORY_MIN_GREY for b in dr.objects.tile_body_bgr):
+            seen["ivory"].add(name)
     two_rows = {"two_rows_wine", "navy_two_rows_dealer"}
-    assert seen == {"two_rows": two_rows, "teal": {"teal_dim"}, "maroon": {"teal_dim"}}
-    assert two_rows <= set(families().held_out)
+    assert seen == {
+        "two_rows": two_rows,
+        "teal": {"teal_dim"},
+        "maroon": {"teal_dim"},
+        "ivory": {"ivory_olive_spots"},
+    }
+    assert two_rows | {"ivory_olive_spots"} <= set(families().held_out)
 
 
 def test_unknown_names_fail_with_one_line(tmp_path: Path) -> None:
