@@ -123,8 +123,8 @@ def _found_again(memory: RoundMemory, tile: Track) -> bool:
 
 def _carried(view: FrameView, memory: RoundMemory, cfg: RoundConfig, tile: Track) -> None:
     """A hand's tile out of sight that the tracker moved (under the hand carrying it) from
-    its box into another, last seen in its box within ``hidden_tile_hold_s``: where its hand
-    went, as if seen going (:func:`_going`)."""
+    its box into another, last seen within ``hidden_tile_hold_s`` in its box or on the felt
+    between boxes: where its hand went, as if seen going (:func:`_going`)."""
     home, last = memory.delivered.get(tile.track_id), memory.last_zone.get(tile.track_id)
     if home is None or last is None or box_of(tile.zone) in (None, home):
         return
