@@ -279,10 +279,9 @@ class RoundMemory:
     bare_s: dict[int, float] = field(default_factory=dict)
     tiles_in_view: int = 0  # the most tiles seen at once this round
     delivered: dict[int, int] = field(default_factory=dict)  # track id -> box
-    # tile id -> the zone it was last seen in, and when; its centre then; tiles out of sight
+    # tile id -> the zone it was last seen in, when, and its centre then; tiles out of sight
     # last frame kept where last seen (not carried); ids found again away from there (a guess)
-    last_zone: dict[int, tuple[str, float]] = field(default_factory=dict)
-    last_xy: dict[int, tuple[float, float]] = field(default_factory=dict)
+    last_zone: dict[int, tuple[str, float, tuple[float, float]]] = field(default_factory=dict)
     coasting: set[int] = field(default_factory=set)
     refound: set[int] = field(default_factory=set)
     # tile id -> last time seen resting in the woodpile (from the woodpile phase on)

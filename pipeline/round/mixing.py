@@ -55,11 +55,11 @@ def _merged_boxes(
                 memory.refound.add(t.track_id)
             elif t.track_id not in memory.refound:
                 _going(memory, cfg, t, view.time_s)
-            memory.last_zone[t.track_id] = (t.zone, view.time_s)
-            memory.last_xy[t.track_id] = t.centre_xy
+            memory.last_zone[t.track_id] = (t.zone, view.time_s, t.centre_xy)
         else:
-            _carried(view, memory, cfg, t)
-            if t.centre_xy == memory.last_xy.get(t.track_id):
+            if view.resting.get(t.track_id) == f"box_{memory.delivered.get(t.track_id)}":
+                _going(memory, cfg, t, view.time_s)  # carried out of sight from its box
+            if (last := memory.last_zone.get(t.track_id)) and t.centre_xy == last[2]:
                 coasting.add(t.track_id)
     memory.coasting = coasting
     known = {i: box for i, box in memory.delivered.items() if i not in memory.refound}
@@ -100,8 +100,9 @@ def _merged_boxes(
 
 def _going(memory: RoundMemory, cfg: RoundConfig, tile: Track, now_s: float) -> None:
     """A hand's tile seen coming into another box from its own, in sight on its way (seen
-    last, within ``hidden_tile_hold_s``, in its box or between boxes): where its hand went,
-    if its box is left bare (:func:`_gone_to`)."""
+    last, within ``hidden_tile_hold_s``, in its box or between boxes), or moved there out of
+    sight by the tracker under the hand carrying it (still resting in its own box): where its
+    hand went, if its box is left bare (:func:`_gone_to`)."""
     home, last = memory.delivered.get(tile.track_id), memory.last_zone.get(tile.track_id)
     if home is None or last is None or box_of(tile.zone) in (None, home, box_of(last[0])):
         return
@@ -117,21 +118,8 @@ def _found_again(memory: RoundMemory, tile: Track) -> bool:
     reached). Not seen going anywhere."""
     if tile.track_id not in memory.coasting:
         return False
-    (x0, y0), (x1, y1) = memory.last_xy[tile.track_id], tile.centre_xy
+    (x0, y0), (x1, y1) = memory.last_zone[tile.track_id][2], tile.centre_xy
     return hypot(x1 - x0, y1 - y0) > long_side_px(tile.xyxy)
-
-
-def _carried(view: FrameView, memory: RoundMemory, cfg: RoundConfig, tile: Track) -> None:
-    """A hand's tile out of sight that the tracker moved (under the hand carrying it) from
-    its box into another, last seen within ``hidden_tile_hold_s`` in its box or on the felt
-    between boxes: where its hand went, as if seen going (:func:`_going`)."""
-    home, last = memory.delivered.get(tile.track_id), memory.last_zone.get(tile.track_id)
-    if home is None or last is None or box_of(tile.zone) in (None, home):
-        return
-    if view.resting.get(tile.track_id) != f"box_{home}":
-        return
-    if last[0] in (f"box_{home}", *NO_PLACE) and view.time_s - last[1] <= cfg.hidden_tile_hold_s:
-        memory.went[home] = tile.zone
 
 
 def _gone_to(
