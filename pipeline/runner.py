@@ -38,6 +38,7 @@ from vision.dice_finder import DiceFinder, DiceFinderConfig
 from vision.face_reader import FaceReader
 from vision.faces_cache import FaceCache, FaceCacheConfig
 from vision.gating import GatedDetector, GatingConfig
+from vision.light_tiles import LightTileConfig, LightTiles
 from vision.places import PlaceConfig, PlaceMemory
 from vision.tracking.config import TrackerConfig
 from vision.tracking.tracker import Tracker
@@ -76,6 +77,9 @@ class PipelineConfig:
     # each box's picture kept coarse frame by frame (vision.places): a chip count that changed
     # where no stack's place did is the detector's change of mind, not chips moved; None: off
     places: PlaceConfig | None = field(default_factory=PlaceConfig)
+    # a table of light tiles (ivory, white) shown to the models as the dark tiles they learnt,
+    # once the woodpile shows its tiles are light (vision.light_tiles); None: as they are
+    light_tiles: LightTileConfig | None = field(default_factory=LightTileConfig)
 
 
 @dataclass(frozen=True)
@@ -123,6 +127,7 @@ class TablePipeline:
                 guess = guess if layout.tile_px_from == "boxes" else ""
                 raise LayoutError(f"layout '{layout.camera}': {err}{guess}") from None
         self.view: TableView | None = None
+        self.light: LightTiles | None = None  # made with the view (vision.light_tiles)
         if detector is None:
             full = Detector(cfg.detector or DetectorConfig(threads=cfg.threads))
             gate = cfg.gating is not None and full.model.free_input_size
@@ -181,7 +186,7 @@ class TablePipeline:
         found = self.reader(seen.image, self.detector(seen))
         if self.finder is not None:
             found = self.finder(seen.image, found, self._changed())
-        return found if seen is frame else self.view.to_frame(found)
+        return found if self.view is None or self.view.identity else self.view.to_frame(found)
 
     def _changed(self) -> tuple | None:
         """Where the motion gate saw the picture change at its last frame (the view's px; ``()``:
@@ -193,7 +198,21 @@ class TablePipeline:
 
     def _seen(self, frame: Frame) -> Frame:
         """``frame`` as the models see it: the table view (``frame`` itself where there is none
-        or it is the frame), made once for the last frame asked about."""
+        or it is the frame), light tiles turned over where the table has them
+        (:mod:`vision.light_tiles`); made once for the last frame asked about."""
+        if self._viewed is not None and self._viewed[0] is frame:
+            return self._viewed[1]
+        seen = self._view(frame)
+        if self.light is not None and seen.image.size:
+            self.light.observe(seen.image, seen.time_s)
+            image = self.light.apply(seen.image)
+            if image is not seen.image:
+                seen = Frame(seen.camera_id, seen.index, seen.time_s, image)
+        self._viewed = (frame, seen)
+        return seen
+
+    def _view(self, frame: Frame) -> Frame:
+        """``frame`` turned and resampled into the table view (itself where there is none)."""
         if self.config.view is None:
             return frame
         h, w = frame.image.shape[:2]
@@ -202,14 +221,26 @@ class TablePipeline:
                 self.layout.zones_px, self.layout.tile_px, (w, h), self.config.view
             )
             self.finder = self._finder(self.view)
+            self.light = self._light(self.view)
         if self.view.identity:
             return frame
-        if self._viewed is not None and self._viewed[0] is frame:
-            return self._viewed[1]
         check_fits((w, h), self.config.view.size_wh)  # a picture no view can be made of
-        seen = Frame(frame.camera_id, frame.index, frame.time_s, self.view.warp(frame.image))
-        self._viewed = (frame, seen)
-        return seen
+        return Frame(frame.camera_id, frame.index, frame.time_s, self.view.warp(frame.image))
+
+    def _light(self, view: TableView) -> LightTiles | None:
+        """The light-tile check in the view's pixels, where the config asks for one, the
+        layout has a woodpile area and knows a tile's size, and the detector names the back it
+        learnt."""
+        area, tile_px = self.layout.zones_px.get("woodpile"), self.layout.tile_px
+        detector = getattr(self.detector, "detector", self.detector)  # the gate's own
+        back = getattr(detector, "trained_back_bgr", None)
+        if any(v is None for v in (self.config.light_tiles, area, tile_px, back)):
+            return None
+        dice = self.layout.zones_px.get("dice_area")
+        if not view.identity:
+            area, tile_px = view.to_view_points(area), tile_px * view.scale
+            dice = None if dice is None else view.to_view_points(dice)
+        return LightTiles(area, tile_px, back, self.config.light_tiles, dice)
 
     def _finder(self, view: TableView | None) -> DiceFinder | None:
         """The dice finder in the pixels the models see (``view``'s; the frame's without one),

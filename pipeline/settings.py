@@ -55,6 +55,7 @@ from vision.detector import DetectorConfig
 from vision.dice_finder import DiceFinderConfig
 from vision.faces_cache import FaceCacheConfig
 from vision.gating import GatingConfig
+from vision.light_tiles import LightTileConfig
 from vision.places import PlaceConfig
 from vision.tracking.config import TrackerConfig
 from vision.view import ViewConfig
@@ -132,6 +133,7 @@ FaceCacheSection = section(FaceCacheConfig, positive=("thumbnail_px",))
 ViewSection = section(ViewConfig, positive=("learnt_tile_px",))
 DiceFinderSection = section(DiceFinderConfig, positive=("open_die", "split_die", "split_dice"))
 PlacesSection = section(PlaceConfig, positive=("cell_px", "min_change", "keep_frames"))
+LightTilesSection = section(LightTileConfig, positive=("every_s", "sigma", "coloured_over"))
 TrackerSection = section(TrackerConfig)
 RoundSection = section(RoundConfig, exclude=("chung_box",), signed=("first_box_offset",))
 RulesSection = section(RulesConfig)
@@ -191,6 +193,9 @@ class Settings(Strict):
         DiceFinderSection, PIPELINE_DEFAULTS.dice_finder
     )
     places: Switch[PlacesSection] = _on_or_off(PlacesSection, PIPELINE_DEFAULTS.places)
+    light_tiles: Switch[LightTilesSection] = _on_or_off(
+        LightTilesSection, PIPELINE_DEFAULTS.light_tiles
+    )
     tracker: Nested[TrackerSection] = TrackerSection()
     round: Nested[RoundSection] = RoundSection()
     rules: Nested[RulesSection] = RulesSection()
@@ -220,6 +225,7 @@ class Settings(Strict):
             view=_built(self.view),
             dice_finder=_built(self.dice_finder),
             places=_built(self.places),
+            light_tiles=_built(self.light_tiles),
         )
 
     def review_config(self, chung_box: int) -> ReviewConfig:

@@ -200,7 +200,9 @@ def spawn(mode: str, args) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--clip", type=Path, default=CLIP_DIR, help="folder with clip.mp4")
+    p.add_argument(
+        "--clip", type=Path, default=CLIP_DIR, help="folder with clip.mp4 (or the clip.mp4 itself)"
+    )
     p.add_argument("--frames", type=int, default=None, help="first N frames (default: all)")
     p.add_argument(
         "--modes",
@@ -221,6 +223,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         print(json.dumps(child(args)))
         return 0
+    if args.clip.name == "clip.mp4":  # the video itself given: its folder
+        args.clip = args.clip.parent
+    if not (args.clip / "clip.mp4").is_file():
+        print(f"bench: {args.clip}: no clip.mp4 there (give a round's folder)", file=sys.stderr)
+        return 2
     modes = args.modes
     results: dict[str, list[dict]] = defaultdict(list)
     for _ in range(args.repeats):

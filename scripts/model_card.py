@@ -107,10 +107,12 @@ LIMITS = {
         "Stage 3 (whole frames at 960 px, rendered video) raised video mAP50 from 0.891 to "
         "0.974 and shifted mAP50 from 0.386 to 0.570 over stage 2. Its time budget was 5 "
         "minutes (18 epochs), and validation mAP50-95 was still rising. "
-        "Light tiles are not found: on the held-out `ivory_olive_spots` (ivory tiles with "
-        "black and red pips, rendered video, session 44) tiles AP50 0.0, the tiles read as "
-        "chips; every trained tile is dark, and `TileBacks` learns a back only from tiles "
-        "found (docs/measurements.md, session 44)."
+        "Light tiles are not learnt: on the held-out `ivory_olive_spots` (ivory tiles with "
+        "black and red pips, rendered video, session 44) the network alone finds none (tiles "
+        "AP50 0.0, the tiles read as chips). The monitor shows a table of light tiles to it "
+        "as dark tiles with light pips once its woodpile has shown the tiles are light "
+        "(`vision/light_tiles.py`, docs/detection.md): tiles AP50 face down / up 0.53 / 0.65 "
+        "on that family (docs/measurements.md, session 45)."
     ),
     "faces": (
         "Known limits: the 28th class, die_tipped, is a die not lying flat (two faces show); "

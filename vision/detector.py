@@ -227,6 +227,12 @@ class Detector:
                 f"not a list of BGR colours ({exc})"
             ) from None
 
+    @property
+    def trained_back_bgr(self) -> tuple[int, int, int] | None:
+        """The first tile back the network learnt (the manifest's ``backs_bgr``), if listed."""
+        backs = self.model.entry.get("backs_bgr")
+        return tuple(backs[0]) if backs else None
+
     def __call__(self, frame: Frame) -> Detections:
         return self.detect(frame.image)
 

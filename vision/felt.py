@@ -117,7 +117,7 @@ class FeltShift:
     lab_weights: np.ndarray  # (3,) float32
 
 
-def _lab(bgr) -> np.ndarray:
+def to_lab(bgr) -> np.ndarray:
     """``(N, 3)`` BGR -> ``(N, 3)`` float32 Lab, OpenCV's 8-bit scale."""
     pixels = np.clip(np.asarray(bgr, np.float32), 0, 255).astype(np.uint8).reshape(-1, 1, 3)
     return cv2.cvtColor(pixels, cv2.COLOR_BGR2LAB).reshape(-1, 3).astype(np.float32)
@@ -139,8 +139,8 @@ def felt_spread(
     0.0
     """
     weights = np.array([config.lightness_weight, 1.0, 1.0], np.float32)
-    lab = _lab(_felt_sample(image, config))
-    return float(np.median(np.sqrt(np.square(lab - _lab(felt_bgr)[0]) @ weights)))
+    lab = to_lab(_felt_sample(image, config))
+    return float(np.median(np.sqrt(np.square(lab - to_lab(felt_bgr)[0]) @ weights)))
 
 
 def _felt_sample(image: np.ndarray, config: FeltConfig) -> np.ndarray:
@@ -161,7 +161,7 @@ class _Trained:
         self.bgr = np.asarray(trained_bgr, np.float32).reshape(-1, 3)
         if not len(self.bgr):
             raise ValueError(f"{what} needs at least one trained {kind} colour")
-        self.lab = _lab(self.bgr)
+        self.lab = to_lab(self.bgr)
         self.lab_weights = np.array([lightness_weight, 1.0, 1.0], np.float32)
 
     def distance(self, lab: np.ndarray, other_lab: np.ndarray) -> np.ndarray:
@@ -172,7 +172,7 @@ class _Trained:
     ) -> FeltShift | None:
         """None for a colour within ``known`` of a trained one; else the shift onto the nearest,
         in part up to ``ramp`` farther (no jump where a colour's light varies about one)."""
-        colour_lab = _lab(colour)[0]
+        colour_lab = to_lab(colour)[0]
         distance = self.distance(colour_lab, self.lab)
         nearest = int(np.argmin(distance))
         if distance[nearest] <= known:
@@ -276,6 +276,6 @@ class TileBacks:
             return None
         back = np.median(np.stack(self._samples), axis=0).astype(np.float32)
         shift = self.trained.onto_nearest(back, cfg.known_distance, cfg.ramp, cfg.sigma)
-        if shift is None or self.trained.distance(shift.lab, _lab(felt_bgr)[0]) < cfg.felt_apart:
+        if shift is None or self.trained.distance(shift.lab, to_lab(felt_bgr)[0]) < cfg.felt_apart:
             return None
         return shift
