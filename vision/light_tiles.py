@@ -119,8 +119,13 @@ class LightTiles:
         """Look at the woodpile area of ``image (H, W, 3)`` BGR (every ``every_s``) until the
         tiles are learnt light."""
         cfg = self.config
-        if self.colour_bgr is not None or time_s < self._next_s:
+        if self.colour_bgr is not None:
             return
+        looked_s = self._next_s - cfg.every_s
+        if looked_s <= time_s < self._next_s:
+            return  # looked at lately
+        if time_s < looked_s:  # the clock went back (a stream started again): start afresh
+            self._last, self._still_since, self._seen = None, None, []
         self._next_s = time_s + cfg.every_s
         crop, area = self._area(image)
         if crop is None:

@@ -173,3 +173,17 @@ def test_a_light_hand_on_a_dimly_lit_ivory_tile_keeps_its_colour():
     out = tiles.apply(image)
     assert max(out[140, 60]) < 60  # the tile
     assert (out[115:165, 80:125] == image[115:165, 80:125]).all()  # the hand
+
+
+def test_a_clock_that_goes_back_starts_the_watch_afresh():
+    """A stream started again gives times from 0: the watch goes on, the old stillness is
+    forgotten."""
+    tiles = LightTiles(WOODPILE, TILE_PX, BACK)
+    for t in np.arange(0.0, 2.0, 0.04):
+        tiles.observe(woodpile(IVORY), 100.0 + float(t))  # still for 2 s, not yet enough
+    for t in np.arange(0.0, 2.0, 0.04):
+        tiles.observe(woodpile(IVORY), float(t))  # 2 s more, the clock from 0
+    assert tiles.colour_bgr is None  # 2 s and 2 s are not 3 s still
+    for t in np.arange(2.0, 3.5, 0.04):
+        tiles.observe(woodpile(IVORY), float(t))
+    assert tiles.colour_bgr is not None
