@@ -71,10 +71,9 @@ class LightTileConfig:
     # the red pips learnt), a dark pip's turned
     coloured_from: float = 20.0
     coloured_over: float = 30.0
-    # a patch, or part of one, thinner than this share of a tile's long side is print, not
-    # tile (a printed outline lit near the tiles' colour, touching a tile too); a tile is half
-    # as wide as it is long
-    thinnest: float = 0.25
+    # a patch thinner than this share of a tile's long side is print, not tile (a tile is half
+    # as wide as it is long)
+    thinnest: float = 0.12
     # a patch smaller than this share of a tile (long side squared) is left as it is: a die,
     # print; a tile mostly under a hand too
     min_area: float = 0.2
@@ -136,7 +135,7 @@ class LightTiles:
         felt = to_lab(felt_colour(image))[0]
         light = (lightness > felt[0] + cfg.lighter_than_felt) & area
         light &= np.abs(lab[..., 1].astype(np.int16) - 128) <= cfg.max_redness
-        k = max(3, int(self.tile_px * 0.24) | 1)  # print lines and lettering are thinner
+        k = max(3, int(self.tile_px * 2 * cfg.thinnest) | 1)  # print lines, lettering
         light = cv2.morphologyEx(light.astype(np.uint8), cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
         light = light.astype(bool)
         last, self._last = self._last, (light, lightness)
@@ -175,7 +174,8 @@ class LightTiles:
         if self._dice is not None:
             near &= ~self._dice_mask(near.shape)
         near = _with_pips(near, cfg.max_hole * tile_px**2)  # pips first: a face stays whole
-        near = _without_print(near, max(3, int(tile_px * cfg.thinnest) | 1))
+        k = max(3, int(tile_px * cfg.thinnest) | 1)  # printed lines and lettering go
+        near = cv2.morphologyEx(near.astype(np.uint8), cv2.MORPH_OPEN, np.ones((k, k), np.uint8))
         mask, boxes = _large(near, cfg.min_area * tile_px**2)
         if not mask.any():
             return image
@@ -243,15 +243,6 @@ def _large(mask: np.ndarray, min_px: float) -> tuple[np.ndarray, np.ndarray]:
     keep = np.zeros(n, bool)
     keep[1:] = stats[1:, cv2.CC_STAT_AREA] >= min_px
     return keep[labels], stats[keep, :4]
-
-
-def _without_print(mask: np.ndarray, k: int) -> np.ndarray:
-    """``mask`` without its parts thinner than ``k`` px (printed lines and lettering, also
-    where they touch a tile), the corners of what stays kept whole."""
-    disk = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (k, k))
-    mask = mask.astype(np.uint8)
-    core = cv2.morphologyEx(mask, cv2.MORPH_OPEN, disk)
-    return mask & cv2.dilate(core, disk)
 
 
 def _with_pips(mask: np.ndarray, max_hole_px: float) -> np.ndarray:
