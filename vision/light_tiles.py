@@ -102,24 +102,32 @@ class LightTiles:
         self._no_tiles: np.ndarray | None = None  # its mask at half size, made at first use
         self.tile_px = float(tile_px)
         self.back_lab = to_lab(back_bgr)[0]
-        self.colour_bgr: np.ndarray | None = None  # the tiles' colour, once learnt light
-        self._lab: np.ndarray | None = None
+        self._lab: np.ndarray | None = None  # the tiles' colour (Lab), once learnt light
         poly = np.asarray(woodpile_px, np.float64).reshape(-1, 2)
         self._box = (
             *np.floor(poly.min(axis=0)).astype(int),
             *np.ceil(poly.max(axis=0)).astype(int),
         )
         self._poly = poly
+        self._area_mask: tuple | None = None  # (frame size, the area's mask in its box)
         self._next_s = -np.inf
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # the last look: light, lightness
         self._still_since: float | None = None
         self._seen: list[np.ndarray] = []  # Lab colours of the still light patches since then
 
+    @property
+    def colour_bgr(self) -> np.ndarray | None:
+        """The tiles' colour ``(3,)`` BGR once they are learnt light, else None."""
+        if self._lab is None:
+            return None
+        lab = self._lab.astype(np.uint8).reshape(1, 1, 3)
+        return cv2.cvtColor(lab, cv2.COLOR_LAB2BGR).reshape(3).astype(np.float32)
+
     def observe(self, image: np.ndarray, time_s: float) -> None:
         """Look at the woodpile area of ``image (H, W, 3)`` BGR (every ``every_s``) until the
         tiles are learnt light."""
         cfg = self.config
-        if self.colour_bgr is not None:
+        if self._lab is not None:
             return
         looked_s = self._next_s - cfg.every_s
         if looked_s <= time_s < self._next_s:
@@ -150,7 +158,6 @@ class LightTiles:
         self._seen.append(np.median(lab[still].reshape(-1, 3), axis=0))
         if time_s - self._still_since >= cfg.still_s:
             colour = np.median(np.stack(self._seen), axis=0).astype(np.uint8).reshape(1, 1, 3)
-            self.colour_bgr = cv2.cvtColor(colour, cv2.COLOR_LAB2BGR).reshape(3).astype(np.float32)
             self._lab = colour.reshape(3).astype(np.float32)
             levels = np.arange(256, dtype=np.float32)[:, None]
             weights = np.tile(np.array([cfg.lightness_weight, 1.0, 1.0], np.float32), (256, 1))
@@ -231,9 +238,11 @@ class LightTiles:
         x1, y1, x2, y2 = max(x1, 0), max(y1, 0), min(x2, w), min(y2, h)
         if x2 - x1 < 2 or y2 - y1 < 2:
             return None, None
-        mask = np.zeros((y2 - y1, x2 - x1), np.uint8)
-        cv2.fillPoly(mask, [np.round(self._poly - (x1, y1)).astype(np.int32)], 1)
-        return image[y1:y2, x1:x2], mask.astype(bool)
+        if self._area_mask is None or self._area_mask[0] != (h, w):
+            mask = np.zeros((y2 - y1, x2 - x1), np.uint8)
+            cv2.fillPoly(mask, [np.round(self._poly - (x1, y1)).astype(np.int32)], 1)
+            self._area_mask = ((h, w), mask.astype(bool))
+        return image[y1:y2, x1:x2], self._area_mask[1]
 
 
 def _large(mask: np.ndarray, min_px: float) -> tuple[np.ndarray, np.ndarray]:
