@@ -246,9 +246,10 @@ class RoundMemory:
     # after "no more bets" is also held against it (a stack set down, its hand gone, lies
     # there; what the detector then reads beside it, the felt's print, lay there too)
     open_frames: dict[int, int] = field(default_factory=dict)
-    # box -> its last frame seen with no hand over it before the bets opened (wash, woodpile):
-    # what lay there then (the felt's printed number read as a stack, chips left from before)
-    # is no bet of this round; a stack counts as a bet only where the box looks changed since
+    # box -> a frame it was seen with no hand over it before the bets opened (wash, woodpile):
+    # the first, then the last showing no stack (wagers._keep_bare); what lay there then (the
+    # felt's printed number read as a stack, chips left from before) is no bet of this round;
+    # a stack counts as a bet only where the box looks changed since
     bare_frames: dict[int, int] = field(default_factory=dict)
     # box -> most stacks detected surely (late_chip_confidence) while its count stood, before
     # "no more bets": stacks beyond it were never sure, so their going is no wager taken

@@ -31,6 +31,7 @@ from pipeline.round.memory import (
     ChipSighting,
     RoundConfig,
     RoundMemory,
+    box_of,
     chips_in_boxes,
     covered_boxes,
     money,
@@ -74,7 +75,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
             if box not in covered:  # the box as the bets left it, so far
                 memory.open_frames[box] = view.frame
                 if memory.phase.order < Phase.WAGERS.order and view.places is not None:
-                    memory.bare_frames[box] = view.frame  # as it lay before the bets
+                    _keep_bare(view, memory, box)
         for box in set(counts) | set(memory.chips_sure):
             standing = counts.get(box, 0) == memory.chips.get(box, 0)
             most = memory.chips_sure.get(box, 0) if standing else 0
@@ -112,6 +113,9 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
             memory.wagers_placed = any(memory.chips.values())
     _read_amounts(chips, memory)
     if memory.phase is Phase.WAGERS and not memory.no_more_bets:
+        if memory.last_wager_s is None and view.places and any(memory.chips.values()):
+            memory.last_wager_s = view.time_s  # bets placed before the woodpile was seen
+            memory.wagers_placed = True  # (:func:`_keep_bare`): this round's, quiet since
         _bank_chips(view, memory, cfg.late_chip_confidence)
     return events
 
@@ -309,6 +313,19 @@ def _guarded_counts(
             memory.chip_spots[box] = spots.get(box, [])
             del memory.chips_changing[box]
     return {box: n for box, n in believed.items() if n}
+
+
+def _keep_bare(view: FrameView, memory: RoundMemory, box: int) -> None:
+    """This frame is the picture of ``box`` as it lay before the bets: the round's first
+    sight of it (what lies there then lay there from before), then every frame with no chip
+    in it, at rest or not. A stack set down before the woodpile was seen built is a bet all
+    the same: the picture stays the one from before it came (held-out ``ivory_olive_spots``,
+    session 46: tiles the detector learns only once the woodpile has stood still, the bets
+    placed before that were taken for chips lying from before, and a late wager went
+    unjudged)."""
+    holding = any(box_of(t.zone) == box for t in view.of_kind("chip"))
+    if not holding or box not in memory.bare_frames:
+        memory.bare_frames[box] = view.frame
 
 
 def _keep_picture(view: FrameView, memory: RoundMemory, cfg: RoundConfig, box: int) -> None:

@@ -1762,6 +1762,46 @@ def test_a_printed_number_read_as_a_stack_is_no_bet_and_keeps_no_bets_open():
     assert [bet for bet in bets if bet[1]] == [(2, 1)]  # what lay there before is let go
 
 
+class SetDown(Places):
+    """Places where stacks were set down: a place looks different from every picture taken
+    before its stack came (``came``: its centre -> that frame) and as it did in every one
+    since; the felt elsewhere never changes."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+        self.came: dict[tuple[float, float], int] = {}
+
+    def changed(self, box: int, spots: list, since: int, covered=()) -> bool | None:
+        self.asked.append((box, since))
+        centres = [((x1 + x2) / 2, (y1 + y2) / 2) for x1, y1, x2, y2 in spots]
+        return any(since < self.came.get(xy, since + 1) for xy in centres)
+
+
+def test_a_bet_placed_before_the_woodpile_was_seen_is_a_bet():
+    """ivory_olive_spots/wager_after_no_more_bets_20900 (session 46): tiles the detector
+    learns only once the woodpile has stood still are seen late, and the bets placed before
+    that were judged by the picture of the boxes just before the woodpile was seen, which
+    shows them: taken for chips lying from before, every bet was let go as the woodpile
+    appeared, and the late wager in box 2 went unjudged."""
+    table = Table(RoundConfig(no_more_bets_quiet_s=0.8))
+    table.places = SetDown()
+    table.step(3)  # the boxes bare; the woodpile stands but is not yet seen
+    table.places.came[(0.0, 0.0)] = table.index
+    table.put(chip(100, "box_2"))  # a bet
+    table.step(6)
+    table.put(*(tile(i, (100.0 + 12 * (i // 4), 50.0), "woodpile") for i in range(32)))
+    table.step(30)  # the woodpile seen built, then the bets quiet
+    assert [e.reason for e in table.of(NoMoreBets)] == ["quiet"]
+    table.put(hand(900, (40.0, 20.0), "box_2"))  # a player's hand
+    table.step(3)
+    table.drop(900)
+    table.places.came[(30.0, 0.0)] = table.index
+    table.put(chip(101, "box_2", (30.0, 0.0)))  # has set down a late wager
+    table.step(30)
+    bets = [(w.box, w.before, w.after, w.after_no_more_bets) for w in table.of(WagerChanged)]
+    assert bets == [(2, 0, 1, False), (2, 1, 2, True)]
+
+
 def test_a_printed_number_beside_a_stack_is_judged_by_the_felt_beside_it():
     """brown_row_close/wager_after_no_more_bets_20900: the number's box overlaps the stack set
     down beside it, whose chips changed the number's place; only the part of its box no other
