@@ -416,6 +416,21 @@ def test_faces_survive_a_weak_wash_but_not_tiles_swapping_places():
     assert {t.xyxy[0]: t.face for t in crossed} == {124: "2-2", 150: None}
 
 
+def test_tiles_read_face_up_but_showing_backs_forget_their_faces_when_swapping_places():
+    """A dim room's maroon backs, before the table's backs are learnt, are boxed face up and
+    read as backs (no face; teal_dim/exposed_during_stacking_20000 at stride 2, session 46):
+    the wash went by as face-up tiles, the faces read before it were kept through every swap,
+    and six of them, all wrong, made a tile-tracking risk of a good wash. Unread, such a tile
+    is judged as a face-down one; one read face up is read again anyway."""
+    one, two = FACE_CLASSES.index("tile_1-1"), FACE_CLASSES.index("tile_2-2")
+    tracker = Tracker()
+    for f in (0, 1):  # read in two frames: known
+        tracker.update(dets([tile(100), tile(130)], [TILE_UP] * 2, faces=[one, two]), f)
+    tracker.update(dets([tile(100), tile(130)], [TILE_UP] * 2, faces=[-1, -1]), 2)
+    crossed = tracker.update(dets([tile(124), tile(150)], [TILE_UP] * 2, faces=[-1, -1]), 3)
+    assert {t.xyxy[0]: t.face for t in crossed} == {124: "2-2", 150: None}
+
+
 def test_tiles_pushed_along_together_keep_their_faces():
     """A weak wash slides a heap (std9 tile_tracking_risk_20000, session 24): two touching
     tiles gather speed the same way; in the second frame each comes nearer the other's old

@@ -59,7 +59,8 @@ def remember_face(t: TrackState, face: int, weight: float, config: TrackerConfig
     if t.class_id == TILE_DOWN:
         t.turned_down = True
         return
-    if face < 0 or t.class_id != TILE_UP or FACE_CLASSES[face].startswith("die_"):
+    t.unread = face < 0 or FACE_CLASSES[face].startswith("die_")
+    if t.unread or t.class_id != TILE_UP:
         return  # no reading, or a tile read as a die: ignore it
     if t.turned_down:  # a tile turned up again shows what it shows now
         t.face_votes, t.face_reads, t.turned_down = {}, {}, False
@@ -86,7 +87,7 @@ def forget_ambiguous_faces(
         t
         for t in tracks
         if t.track_id in matched
-        and t.class_id == TILE_DOWN
+        and (t.class_id == TILE_DOWN or (t.class_id == TILE_UP and t.unread))
         and t.face_votes
         and t.track_id in before
     ]

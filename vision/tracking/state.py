@@ -27,6 +27,7 @@ class TrackState:
     die_reads: deque[tuple[int, float]] = field(default_factory=deque)  # recent die readings:
     # (class, the reader's probability), class -1 unsure
     turned_down: bool = False  # seen face down since the last face reading
+    unread: bool = False  # last seen face up with no face read (a back to the face-down check)
     carrier: int | None = None  # id of the tile this hidden tile lies beneath
     origin: np.ndarray | None = None  # (4,) where it lay when a moving hand took it along
     ride: np.ndarray | None = None  # (4,) where it would be if the hand over it carries it
