@@ -42,7 +42,7 @@ from vision.light_tiles import LightTileConfig, LightTiles
 from vision.places import PlaceConfig, PlaceMemory
 from vision.tracking.config import TrackerConfig
 from vision.tracking.tracker import Tracker
-from vision.types import Detections, Frame, Track
+from vision.types import TILE_DOWN, TILE_UP, Detections, Frame, Track
 from vision.view import TableView, ViewConfig, ViewError, check_tile_px
 
 NO_PICTURE = np.zeros((0, 0, 3), np.uint8)  # the image of a frame the source could not give
@@ -184,6 +184,8 @@ class TablePipeline:
         """Detections and faces in frame px, the models run on the table view."""
         seen = self._seen(frame)
         found = self.reader(seen.image, self.detector(seen))
+        if self.light is not None:  # a woodpile of dark tiles ends the light-tile watch
+            self.light.tiles_found(found.xyxy[np.isin(found.class_id, (TILE_DOWN, TILE_UP))])
         if self.finder is not None:
             found = self.finder(seen.image, found, self._changed())
         return found if self.view is None or self.view.identity else self.view.to_frame(found)

@@ -55,6 +55,9 @@ class LightTileConfig:
     # share of the woodpile area the still light patch covers (a built woodpile covers most
     # of it; print and a die hardly any)
     min_cover: float = 0.2
+    # this many tiles found at once by the detector in the woodpile area are a woodpile of the
+    # dark tiles it learnt (a built one shows 8 stacks' tops): the watch ends, nothing learnt
+    dark_woodpile: int = 8
     # a pixel within this Lab distance of the tiles' colour is tile, lightness counting
     # lightness_weight of colour: a tile in shade or light differs from it mostly in
     # lightness; light skin, felt under glare, white sleeves and dice 12-16 in colour
@@ -114,6 +117,7 @@ class LightTiles:
         self._last: tuple[np.ndarray, np.ndarray] | None = None  # the last look: light, lightness
         self._still_since: float | None = None
         self._seen: list[np.ndarray] = []  # Lab colours of the still light patches since then
+        self.dark = False  # a woodpile of dark tiles was found: nothing to learn
 
     @property
     def colour_bgr(self) -> np.ndarray | None:
@@ -127,7 +131,7 @@ class LightTiles:
         """Look at the woodpile area of ``image (H, W, 3)`` BGR (every ``every_s``) until the
         tiles are learnt light."""
         cfg = self.config
-        if self._lab is not None:
+        if self._lab is not None or self.dark:
             return
         looked_s = self._next_s - cfg.every_s
         if looked_s <= time_s < self._next_s:
@@ -165,6 +169,18 @@ class LightTiles:
             lut = np.square((levels - self._lab) * weights)  # (256, 3): each channel's term
             lut[levels[:, 0] < self._lab[0] - cfg.darker_than, 0] = np.inf  # felt, shadow
             self._lut = lut.reshape(1, 256, 3)
+
+    def tiles_found(self, xyxy: np.ndarray) -> None:
+        """The detector found tiles ``xyxy (N, 4)`` in the picture it was shown: while nothing
+        is learnt, ``dark_woodpile`` or more of them centred in the woodpile area at once are a
+        woodpile of the dark tiles it learnt, and the watch ends for good (a white sleeve
+        resting there for long, later, teaches nothing)."""
+        if self._lab is not None or self.dark or len(xyxy) < self.config.dark_woodpile:
+            return
+        poly = self._poly.astype(np.float32)
+        centres = (np.asarray(xyxy, np.float64)[:, :2] + np.asarray(xyxy, np.float64)[:, 2:]) / 2
+        inside = sum(cv2.pointPolygonTest(poly, (x, y), False) >= 0 for x, y in centres.tolist())
+        self.dark = inside >= self.config.dark_woodpile
 
     def apply(self, image: np.ndarray) -> np.ndarray:
         """``image`` with its light tiles turned over (``image`` itself until they are learnt,

@@ -71,6 +71,28 @@ def test_a_light_patch_must_stay_still_for_a_while():
     assert learnt(lambda t: woodpile(IVORY), seconds=cfg.still_s * 1.5).colour_bgr is not None
 
 
+def stacks_xyxy(n: int, dy: float = 0.0) -> np.ndarray:
+    """Boxes of the first ``n`` of :func:`woodpile`'s stacks, moved down ``dy`` pixels."""
+    return np.array([[108 + 24 * k, 25 + dy, 128 + 24 * k, 65 + dy] for k in range(n)], float)
+
+
+def test_a_woodpile_of_dark_tiles_found_by_the_detector_ends_the_watch():
+    """Once the detector has found a woodpile of the dark tiles it learnt, a white sleeve
+    resting over the woodpile area for long teaches nothing; fewer tiles there, or tiles
+    elsewhere, end nothing."""
+    for found, ends in (
+        (stacks_xyxy(8), True),
+        (stacks_xyxy(7), False),
+        (stacks_xyxy(8, 100), False),
+    ):
+        tiles = LightTiles(WOODPILE, TILE_PX, BACK)
+        tiles.tiles_found(found)
+        assert tiles.dark is ends
+        for t in np.arange(0.0, 4.0, 0.04):
+            tiles.observe(woodpile(SLEEVE), float(t))
+        assert (tiles.colour_bgr is None) is ends
+
+
 def test_nothing_changes_until_the_tiles_are_learnt_light():
     tiles = learnt(lambda t: woodpile(DARK_TILE))
     image = woodpile(IVORY)
