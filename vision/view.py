@@ -54,7 +54,8 @@ class ViewConfig:
     keep_within: float = 0.15
     # supported tile sizes (long side, frame px): outside, the layout is refused. Below 35 px
     # the pips of a face are under 3 px apart and no resampling brings them back; above 120 px
-    # a 1080p frame no longer holds the table (8 boxes and the dealer's side).
+    # a 1080p frame no longer holds the table (8 boxes and the dealer's side): the largest
+    # grows with a higher picture (240 px at 2160)
     min_tile_px: float = 35.0
     max_tile_px: float = 120.0
     margin: float = 0.03  # the table region grown by this fraction of its size on each side
@@ -67,20 +68,28 @@ def _turn(k: int) -> np.ndarray:
     return np.array([[c, -s], [s, c]], np.float64)
 
 
-def check_tile_px(tile_px: float, config: ViewConfig | None = None) -> None:
+def check_tile_px(
+    tile_px: float, config: ViewConfig | None = None, frame_h: int | None = None
+) -> None:
     """Raise :class:`ViewError` (one line) for a tile size the models cannot be shown at.
+    The largest is ``max_tile_px`` in a picture as high as the view, proportionally more in a
+    higher one (``frame_h``, when known: a 4K camera shows the table as a 1080p one at twice
+    the pixels); the smallest holds whatever the picture's size (pips too close to part).
 
     >>> check_tile_px(67.0)
+    >>> check_tile_px(200.0, frame_h=2160)
     >>> check_tile_px(20.0)
     Traceback (most recent call last):
     ...
     vision.view.ViewError: a tile is 20.0 px long in this camera's picture; supported: 35-120 px
     """
     cfg = config or ViewConfig()
-    if not cfg.min_tile_px <= tile_px <= cfg.max_tile_px:
+    most = cfg.max_tile_px * max(1.0, (frame_h or 0) / cfg.size_wh[1])
+    if not cfg.min_tile_px <= tile_px <= most:
+        high = f" in a {frame_h}-px-high picture" if most > cfg.max_tile_px else ""
         raise ViewError(
             f"a tile is {tile_px:.1f} px long in this camera's picture; supported: "
-            f"{cfg.min_tile_px:.0f}-{cfg.max_tile_px:.0f} px"
+            f"{cfg.min_tile_px:.0f}-{most:.0f} px{high}"
         )
 
 
@@ -107,7 +116,7 @@ class TableView:
         layout cannot tell (the scale is then left as it is)."""
         cfg = config or ViewConfig()
         if tile_px is not None:
-            check_tile_px(tile_px, cfg)
+            check_tile_px(tile_px, cfg, frame_wh[1])
         boxes = [np.mean(p, axis=0) for name, p in zones_px.items() if name.startswith("box_")]
         towards_players = np.mean(boxes, axis=0) - np.mean(zones_px["woodpile"], axis=0)
         # the quarter turn that brings the players' side to the bottom of the picture

@@ -187,6 +187,37 @@ def test_the_models_see_a_turned_or_far_camera_as_well_as_ours(camera, linear, s
     assert _matched(found, truth, 12.0 * abs(linear[0, 0])) >= 0.9
 
 
+def test_a_4k_camera_is_shown_to_the_models_as_a_1080p_one():
+    """A 3840x2160 camera over the demo's table: its tiles are 134 px long, past the 120 px a
+    1080p picture supports, yet the table fits the picture as at 1080p. Its layout (with the
+    picture's size) is taken, and the models find the tiles they find at 1080p; without the
+    picture's size the layout is still judged as a 1080p one's."""
+    image = _demo_frame(500)
+    layout = layout_from_scenario(DEMO / "scenario.json")
+    seen = _tiles(TablePipeline("T1", layout)._detect(Frame("c", 0, 0.0, image)))
+    areas, boxes = ("woodpile", "dice_area", "float_tray", "work_area"), range(1, 9)
+    spec = {
+        "version": 1,
+        "camera": "4k",
+        "coordinates": "image_px",
+        "image_size_wh": [3840, 2160],
+        "tile_length_px": float(layout.tile_px * 2),
+        "boxes": {n: (layout.zones_px[f"box_{n}"] * 2).tolist() for n in boxes},
+        "areas": {a: (layout.zones_px[a] * 2).tolist() for a in areas},
+    }
+    pipe = TablePipeline("T1", parse_layout(spec, "4k"))
+    big = cv2.resize(image, (3840, 2160), interpolation=cv2.INTER_CUBIC)
+    found = _tiles(pipe._detect(Frame("c", 0, 0.0, big)))
+    assert not pipe.view.identity and 0.45 < pipe.view.scale < 0.55  # the learnt 67 px
+    assert len(seen) >= 20
+    assert _matched(found, seen * 2, 24.0) >= 0.9
+    del spec["image_size_wh"]
+    with pytest.raises(LayoutError, match=r"supported: 35-120 px$"):
+        TablePipeline("T1", parse_layout(spec, "4k"))
+    with pytest.raises(ViewError, match=r"supported: 35-240 px in a 2160-px-high picture"):
+        check_tile_px(300.0, frame_h=2160)
+
+
 def test_training_stills_are_put_in_the_view_the_monitor_would_fit(load_script):
     """scripts/view_stills.py: a still of the 720p high-camera family is enlarged to the
     learnt tile size, one of the dealer-side family turned, the training look left alone;
