@@ -147,6 +147,26 @@ def _matched(found: np.ndarray, truth: np.ndarray, tolerance_px: float) -> float
     return float((dist.min(axis=1) < tolerance_px).mean())
 
 
+def _demo_seen() -> tuple[np.ndarray, object, np.ndarray]:
+    """The demo's frame 500, its layout and the tiles the pipeline finds on it."""
+    image = _demo_frame(500)
+    layout = layout_from_scenario(DEMO / "scenario.json")
+    return image, layout, _tiles(TablePipeline("T1", layout)._detect(Frame("c", 0, 0.0, image)))
+
+
+def _moved_layout(camera: str, layout, linear: np.ndarray, shift: np.ndarray) -> dict:
+    """An ``image_px`` layout spec of ``layout`` under ``x -> linear @ x + shift``."""
+    areas, boxes = ("woodpile", "dice_area", "float_tray", "work_area"), range(1, 9)
+    return {
+        "version": 1,
+        "camera": camera,
+        "coordinates": "image_px",
+        "tile_length_px": float(layout.tile_px * abs(np.linalg.det(linear)) ** 0.5),
+        "boxes": {n: (layout.zones_px[f"box_{n}"] @ linear.T + shift).tolist() for n in boxes},
+        "areas": {a: (layout.zones_px[a] @ linear.T + shift).tolist() for a in areas},
+    }
+
+
 def _moved(image: np.ndarray, linear: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """The picture under ``x -> linear @ x + shift``, on a 1920x1080 dark canvas."""
     affine = np.column_stack([linear, shift])
@@ -166,18 +186,8 @@ def test_the_models_see_a_turned_or_far_camera_as_well_as_ours(camera, linear, s
     """The demo frame filmed over the dealer's shoulder, or from so high that a tile is 36 px
     long: on the view, the models find the tiles they find on the original frame. (Without
     the view, the high camera's frame gives the detector 6 of these 29 tiles.)"""
-    image = _demo_frame(500)
-    layout = layout_from_scenario(DEMO / "scenario.json")
-    seen = _tiles(TablePipeline("T1", layout)._detect(Frame("c", 0, 0.0, image)))
-    areas, boxes = ("woodpile", "dice_area", "float_tray", "work_area"), range(1, 9)
-    spec = {
-        "version": 1,
-        "camera": camera,
-        "coordinates": "image_px",
-        "tile_length_px": float(layout.tile_px * abs(linear[0, 0])),
-        "boxes": {n: (layout.zones_px[f"box_{n}"] @ linear.T + shift).tolist() for n in boxes},
-        "areas": {a: (layout.zones_px[a] @ linear.T + shift).tolist() for a in areas},
-    }
+    image, layout, seen = _demo_seen()
+    spec = _moved_layout(camera, layout, linear, shift)
     pipe = TablePipeline("T1", parse_layout(spec, camera))
     found = _tiles(pipe._detect(Frame("c", 0, 0.0, _moved(image, linear, shift))))
     assert not pipe.view.identity
@@ -192,18 +202,10 @@ def test_a_4k_camera_is_shown_to_the_models_as_a_1080p_one():
     1080p picture supports, yet the table fits the picture as at 1080p. Its layout (with the
     picture's size) is taken, and the models find the tiles they find at 1080p; without the
     picture's size the layout is still judged as a 1080p one's."""
-    image = _demo_frame(500)
-    layout = layout_from_scenario(DEMO / "scenario.json")
-    seen = _tiles(TablePipeline("T1", layout)._detect(Frame("c", 0, 0.0, image)))
-    areas, boxes = ("woodpile", "dice_area", "float_tray", "work_area"), range(1, 9)
+    image, layout, seen = _demo_seen()
     spec = {
-        "version": 1,
-        "camera": "4k",
-        "coordinates": "image_px",
+        **_moved_layout("4k", layout, np.eye(2) * 2, np.zeros(2)),
         "image_size_wh": [3840, 2160],
-        "tile_length_px": float(layout.tile_px * 2),
-        "boxes": {n: (layout.zones_px[f"box_{n}"] * 2).tolist() for n in boxes},
-        "areas": {a: (layout.zones_px[a] * 2).tolist() for a in areas},
     }
     pipe = TablePipeline("T1", parse_layout(spec, "4k"))
     big = cv2.resize(image, (3840, 2160), interpolation=cv2.INTER_CUBIC)
