@@ -121,8 +121,7 @@ class TablePipeline:
         self.table, self.layout, self.config = table, layout, cfg
         if cfg.view is not None and layout.tile_px is not None:
             try:
-                size = layout.image_size_wh
-                check_tile_px(layout.tile_px, cfg.view, size[1] if size else None)
+                check_tile_px(layout.tile_px, cfg.view, layout.image_size_wh)
             except ViewError as err:
                 guess = " (estimated from the boxes' size; tile_length_px sets it)"
                 guess = guess if layout.tile_px_from == "boxes" else ""

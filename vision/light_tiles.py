@@ -178,7 +178,8 @@ class LightTiles:
         if self._lab is not None or self.dark or len(xyxy) < self.config.dark_woodpile:
             return
         poly = self._poly.astype(np.float32)
-        centres = (np.asarray(xyxy, np.float64)[:, :2] + np.asarray(xyxy, np.float64)[:, 2:]) / 2
+        boxes = np.asarray(xyxy, np.float64)
+        centres = (boxes[:, :2] + boxes[:, 2:]) / 2
         inside = sum(cv2.pointPolygonTest(poly, (x, y), False) >= 0 for x, y in centres.tolist())
         self.dark = inside >= self.config.dark_woodpile
 

@@ -69,22 +69,23 @@ def _turn(k: int) -> np.ndarray:
 
 
 def check_tile_px(
-    tile_px: float, config: ViewConfig | None = None, frame_h: int | None = None
+    tile_px: float, config: ViewConfig | None = None, frame_wh: tuple[int, int] | None = None
 ) -> None:
     """Raise :class:`ViewError` (one line) for a tile size the models cannot be shown at.
     The largest is ``max_tile_px`` in a picture as high as the view, proportionally more in a
-    higher one (``frame_h``, when known: a 4K camera shows the table as a 1080p one at twice
-    the pixels); the smallest holds whatever the picture's size (pips too close to part).
+    higher one (``frame_wh``, the picture's size when known: a 4K camera shows the table as a
+    1080p one at twice the pixels); the smallest holds at any size (pips too close to part).
 
     >>> check_tile_px(67.0)
-    >>> check_tile_px(200.0, frame_h=2160)
+    >>> check_tile_px(200.0, frame_wh=(3840, 2160))
     >>> check_tile_px(20.0)
     Traceback (most recent call last):
     ...
     vision.view.ViewError: a tile is 20.0 px long in this camera's picture; supported: 35-120 px
     """
     cfg = config or ViewConfig()
-    most = cfg.max_tile_px * max(1.0, (frame_h or 0) / cfg.size_wh[1])
+    frame_h = frame_wh[1] if frame_wh else 0
+    most = cfg.max_tile_px * max(1.0, frame_h / cfg.size_wh[1])
     if not cfg.min_tile_px <= tile_px <= most:
         high = f" in a {frame_h}-px-high picture" if most > cfg.max_tile_px else ""
         raise ViewError(
@@ -116,7 +117,7 @@ class TableView:
         layout cannot tell (the scale is then left as it is)."""
         cfg = config or ViewConfig()
         if tile_px is not None:
-            check_tile_px(tile_px, cfg, frame_wh[1])
+            check_tile_px(tile_px, cfg, frame_wh)
         boxes = [np.mean(p, axis=0) for name, p in zones_px.items() if name.startswith("box_")]
         towards_players = np.mean(boxes, axis=0) - np.mean(zones_px["woodpile"], axis=0)
         # the quarter turn that brings the players' side to the bottom of the picture

@@ -184,8 +184,7 @@ def spec_from_draft(draft: Any, source: str = "draft") -> dict[str, Any]:
     try:
         layout = parse_layout(spec, source)
         if layout.tile_px is not None:  # what the pipeline refuses at start, refused here
-            size = layout.image_size_wh
-            check_tile_px(layout.tile_px, frame_h=size[1] if size else None)
+            check_tile_px(layout.tile_px, frame_wh=layout.image_size_wh)
     except (LayoutError, ViewError) as err:
         line = f"{source}: {err}" if isinstance(err, ViewError) else str(err)
         raise LayoutStoreError(line) from None

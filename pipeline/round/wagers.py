@@ -68,6 +68,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
         memory.chips_changing.clear()
         memory.chip_spots = spots
         covered = covered_boxes(view, memory, cfg)
+        holding = {box_of(t.zone) for t in view.of_kind("chip")}  # at rest or not
         for box in covered:  # a hand there before the bets closed
             memory.covered_s[box] = view.time_s  # may have set down what is seen after
         for box in BOXES:
@@ -75,7 +76,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
             if box not in covered:  # the box as the bets left it, so far
                 memory.open_frames[box] = view.frame
                 if memory.phase.order < Phase.WAGERS.order and view.places is not None:
-                    _keep_bare(view, memory, box)
+                    _keep_bare(view, memory, box, box in holding)
         for box in set(counts) | set(memory.chips_sure):
             standing = counts.get(box, 0) == memory.chips.get(box, 0)
             most = memory.chips_sure.get(box, 0) if standing else 0
@@ -113,7 +114,7 @@ def wagers(view: FrameView, memory: RoundMemory, cfg: RoundConfig) -> list[Table
             memory.wagers_placed = any(memory.chips.values())
     _read_amounts(chips, memory)
     if memory.phase is Phase.WAGERS and not memory.no_more_bets:
-        if memory.last_wager_s is None and view.places and any(memory.chips.values()):
+        if memory.last_wager_s is None and view.places is not None and any(memory.chips.values()):
             memory.last_wager_s = view.time_s  # bets placed before the woodpile was seen
             memory.wagers_placed = True  # (:func:`_keep_bare`): this round's, quiet since
         _bank_chips(view, memory, cfg.late_chip_confidence)
@@ -315,15 +316,14 @@ def _guarded_counts(
     return {box: n for box, n in believed.items() if n}
 
 
-def _keep_bare(view: FrameView, memory: RoundMemory, box: int) -> None:
+def _keep_bare(view: FrameView, memory: RoundMemory, box: int, holding: bool) -> None:
     """This frame is the picture of ``box`` as it lay before the bets: the round's first
     sight of it (what lies there then lay there from before), then every frame with no chip
-    in it, at rest or not. A stack set down before the woodpile was seen built is a bet all
-    the same: the picture stays the one from before it came (held-out ``ivory_olive_spots``,
-    session 46: tiles the detector learns only once the woodpile has stood still, the bets
-    placed before that were taken for chips lying from before, and a late wager went
-    unjudged)."""
-    holding = any(box_of(t.zone) == box for t in view.of_kind("chip"))
+    in it (``holding``: one is, at rest or not). A stack set down before the woodpile was seen
+    built is a bet all the same: the picture stays the one from before it came (held-out
+    ``ivory_olive_spots``, session 46: tiles the detector learns only once the woodpile has
+    stood still, the bets placed before that were taken for chips lying from before, and a
+    late wager went unjudged)."""
     if not holding or box not in memory.bare_frames:
         memory.bare_frames[box] = view.frame
 

@@ -217,7 +217,7 @@ def test_a_4k_camera_is_shown_to_the_models_as_a_1080p_one():
     with pytest.raises(LayoutError, match=r"supported: 35-120 px$"):
         TablePipeline("T1", parse_layout(spec, "4k"))
     with pytest.raises(ViewError, match=r"supported: 35-240 px in a 2160-px-high picture"):
-        check_tile_px(300.0, frame_h=2160)
+        check_tile_px(300.0, frame_wh=(3840, 2160))
 
 
 def test_training_stills_are_put_in_the_view_the_monitor_would_fit(load_script):
